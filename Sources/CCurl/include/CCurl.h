@@ -1,0 +1,162 @@
+// CCurl: the subset of libcurl's stable public ABI that Haul uses.
+//
+// Why this exists: libcurl.so.4 is present wherever FoundationNetworking runs,
+// but its headers usually are not, and `swift build` must work without them.
+// Every name here is prefixed `ccurl_`/`CCURL` so it never clashes with curl.h;
+// abi_check.c proves each value and layout equal to curl.h's wherever curl.h
+// is installed (CI installs libcurl4-openssl-dev).
+#ifndef HAUL_CCURL_H
+#define HAUL_CCURL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Opaque libcurl handles.
+typedef struct ccurl_easy ccurl_easy;
+typedef struct ccurl_multi ccurl_multi;
+
+/// A `struct curl_slist` (header lists); the layout is part of the ABI.
+typedef struct ccurl_slist {
+  char *data;
+  struct ccurl_slist *next;
+} ccurl_slist;
+
+/// `CURLMsg`: what curl_multi_info_read returns; only `done` messages exist.
+typedef struct ccurl_msg {
+  int msg;
+  ccurl_easy *easy_handle;
+  union {
+    void *whatever;
+    int result;
+  } data;
+} ccurl_msg;
+
+/// Write and header callbacks: (bytes, 1, count, user data) -> bytes taken.
+typedef size_t (*ccurl_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
+
+// MARK: - Constants (values are libcurl's; abi_check.c asserts them)
+
+enum {
+  CCURL_GLOBAL_ALL = 3,
+  CCURLMSG_DONE = 1,
+  CCURL_ERROR_SIZE = 256,
+};
+
+/// CURLoption values used by Haul.
+enum {
+  CCURLOPT_WRITEDATA = 10001,
+  CCURLOPT_URL = 10002,
+  CCURLOPT_ERRORBUFFER = 10010,
+  CCURLOPT_WRITEFUNCTION = 20011,
+  CCURLOPT_LOW_SPEED_LIMIT = 19,
+  CCURLOPT_LOW_SPEED_TIME = 20,
+  CCURLOPT_USERAGENT = 10018,
+  CCURLOPT_HTTPHEADER = 10023,
+  CCURLOPT_HEADERDATA = 10029,
+  CCURLOPT_VERBOSE = 41,
+  CCURLOPT_FOLLOWLOCATION = 52,
+  CCURLOPT_SSL_VERIFYPEER = 64,
+  CCURLOPT_MAXREDIRS = 68,
+  CCURLOPT_CONNECTTIMEOUT = 78,
+  CCURLOPT_HEADERFUNCTION = 20079,
+  CCURLOPT_HTTPGET = 80,
+  CCURLOPT_SSL_VERIFYHOST = 81,
+  CCURLOPT_BUFFERSIZE = 98,
+  CCURLOPT_NOSIGNAL = 99,
+  CCURLOPT_PRIVATE = 10103,
+  CCURLOPT_MAX_RECV_SPEED_LARGE = 30146,
+  CCURLOPT_TCP_KEEPALIVE = 213,
+  CCURLOPT_PROTOCOLS_STR = 10318,
+  CCURLOPT_REDIR_PROTOCOLS_STR = 10319,
+};
+
+/// CURLINFO values used by Haul.
+enum {
+  CCURLINFO_EFFECTIVE_URL = 0x100000 + 1,
+  CCURLINFO_RESPONSE_CODE = 0x200000 + 2,
+  CCURLINFO_REDIRECT_COUNT = 0x200000 + 20,
+  CCURLINFO_OS_ERRNO = 0x200000 + 25,
+  CCURLINFO_SIZE_DOWNLOAD_T = 0x600000 + 8,
+};
+
+/// CURLMoption values used by Haul.
+enum {
+  CCURLMOPT_MAXCONNECTS = 6,
+  CCURLMOPT_MAX_HOST_CONNECTIONS = 7,
+};
+
+/// CURLcode values Haul tells apart; any other non-zero code is a generic failure.
+enum {
+  CCURLE_OK = 0,
+  CCURLE_UNSUPPORTED_PROTOCOL = 1,
+  CCURLE_URL_MALFORMAT = 3,
+  CCURLE_COULDNT_RESOLVE_PROXY = 5,
+  CCURLE_COULDNT_RESOLVE_HOST = 6,
+  CCURLE_COULDNT_CONNECT = 7,
+  CCURLE_WEIRD_SERVER_REPLY = 8,
+  CCURLE_HTTP2 = 16,
+  CCURLE_PARTIAL_FILE = 18,
+  CCURLE_WRITE_ERROR = 23,
+  CCURLE_OUT_OF_MEMORY = 27,
+  CCURLE_OPERATION_TIMEDOUT = 28,
+  CCURLE_SSL_CONNECT_ERROR = 35,
+  CCURLE_ABORTED_BY_CALLBACK = 42,
+  CCURLE_TOO_MANY_REDIRECTS = 47,
+  CCURLE_GOT_NOTHING = 52,
+  CCURLE_SEND_ERROR = 55,
+  CCURLE_RECV_ERROR = 56,
+  CCURLE_SSL_CERTPROBLEM = 58,
+  CCURLE_PEER_FAILED_VERIFICATION = 60,
+  CCURLE_BAD_CONTENT_ENCODING = 61,
+  CCURLE_SSL_CACERT_BADFILE = 77,
+  CCURLE_HTTP2_STREAM = 92,
+};
+
+// MARK: - Global and easy interface
+
+/// Once per process, before any other call (curl_global_init is not thread-safe in old libcurl).
+int ccurl_global_init(void);
+/// Human text for a CURLcode; static storage owned by libcurl.
+const char *ccurl_easy_strerror(int code);
+/// libcurl's version string, for `haul --version`.
+const char *ccurl_version(void);
+
+ccurl_easy *ccurl_easy_init(void);
+void ccurl_easy_cleanup(ccurl_easy *handle);
+
+/// curl_easy_setopt is variadic; Swift cannot call it, so one typed wrapper per argument kind.
+int ccurl_easy_setopt_long(ccurl_easy *handle, int option, long value);
+/// For string, slist, buffer and user-data options; libcurl copies strings, not lists or buffers.
+int ccurl_easy_setopt_pointer(ccurl_easy *handle, int option, const void *value);
+/// For `_LARGE` options that take a curl_off_t (64-bit).
+int ccurl_easy_setopt_off(ccurl_easy *handle, int option, int64_t value);
+/// For CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION, keeping the function pointer typed.
+int ccurl_easy_setopt_callback(ccurl_easy *handle, int option, ccurl_data_callback callback);
+
+/// curl_easy_getinfo is variadic too; one wrapper per result kind.
+int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value);
+int ccurl_easy_getinfo_string(ccurl_easy *handle, int info, const char **value);
+int ccurl_easy_getinfo_off(ccurl_easy *handle, int info, int64_t *value);
+
+/// Header lists for CURLOPT_HTTPHEADER; append copies the string and returns the new head (NULL on failure).
+ccurl_slist *ccurl_slist_append(ccurl_slist *list, const char *string);
+void ccurl_slist_free_all(ccurl_slist *list);
+
+// MARK: - Multi interface (driven by Haul's one event thread)
+
+ccurl_multi *ccurl_multi_init(void);
+int ccurl_multi_cleanup(ccurl_multi *multi);
+int ccurl_multi_setopt_long(ccurl_multi *multi, int option, long value);
+int ccurl_multi_add_handle(ccurl_multi *multi, ccurl_easy *handle);
+int ccurl_multi_remove_handle(ccurl_multi *multi, ccurl_easy *handle);
+int ccurl_multi_perform(ccurl_multi *multi, int *running_handles);
+/// Waits for activity or timeout; another thread can cut the wait short with ccurl_multi_wakeup.
+int ccurl_multi_poll(ccurl_multi *multi, int timeout_ms, int *numfds);
+int ccurl_multi_wakeup(ccurl_multi *multi);
+ccurl_msg *ccurl_multi_info_read(ccurl_multi *multi, int *msgs_in_queue);
+const char *ccurl_multi_strerror(int code);
+
+/// 1 when abi_check.c was compiled against the real curl.h (all constants proven), else 0.
+int ccurl_abi_checked_against_headers(void);
+
+#endif
