@@ -22,7 +22,9 @@ let package = Package(
       name: "CCrypto",
       linkerSettings: [.linkedLibrary("crypto")]
     ),
-    .target(name: "Haul", dependencies: ["CCurl", "CCrypto"]),
+    // sys/xattr.h for recording a finished file's validators.
+    .target(name: "CFileAttributes"),
+    .target(name: "Haul", dependencies: ["CCurl", "CCrypto", "CFileAttributes"]),
     .executableTarget(name: "HaulCLI", dependencies: ["Haul"]),
     // A loopback HTTP/1.1 server with fault switches, shared by the test targets.
     .target(name: "HaulTestSupport", path: "Tests/HaulTestSupport"),

@@ -8,7 +8,7 @@
 /// do { try await download.run() }
 /// catch let error as HaulError where error.category == .network { print("offline? \(error)") }
 /// ```
-public struct HaulError: Error, Sendable, CustomStringConvertible {
+public struct HaulError: Error, Sendable, CustomStringConvertible, Equatable {
   /// Stable classes of failure. Compare with the static members; new ones may be added.
   public struct Category: Hashable, Sendable, CustomStringConvertible {
     private let code: Int32
@@ -74,6 +74,11 @@ public struct HaulError: Error, Sendable, CustomStringConvertible {
   }
 
   public var description: String { message }
+
+  /// Same category, message and hint (the underlying cause is not compared).
+  public static func == (lhs: HaulError, rhs: HaulError) -> Bool {
+    lhs.category == rhs.category && lhs.message == rhs.message && lhs.hint == rhs.hint
+  }
 }
 
 /// A failed POSIX call, kept as the underlying cause of a `HaulError`.

@@ -1,0 +1,314 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// The libcurl transport: every transfer of the process runs on one event thread that
+/// drives one multi handle, so connections are shared and kept alive across transfers.
+final class CurlTransport: Transport {
+  /// The process-wide instance; its thread starts on first use and lives as long as the process.
+  static let shared = CurlTransport()
+
+  private enum Command: Sendable {
+    case start(id: UInt64, TransferRequest, any TransferSink)
+    case cancel(id: UInt64)
+  }
+
+  private struct Inbox {
+    var commands: [Command] = []
+    var nextID: UInt64 = 1
+  }
+
+  private let inbox = Mutex(Inbox())
+  private let multi: CurlMulti
+
+  private init() {
+    _ = ccurl_global_init()
+    multi = CurlMulti()
+    let thread = Thread { [self] in
+      CurlEventThread(multi: multi).run(takeCommands: takeCommands)
+    }
+    thread.name = "haul-curl-events"
+    thread.start()
+  }
+
+  private func takeCommands() -> [Command] {
+    inbox.withLock { box in
+      let commands = box.commands
+      box.commands.removeAll(keepingCapacity: true)
+      return commands
+    }
+  }
+
+  func start(_ request: TransferRequest, sink: any TransferSink) -> any TransferHandle {
+    let id = inbox.withLock { box in
+      let id = box.nextID
+      box.nextID += 1
+      box.commands.append(.start(id: id, request, sink))
+      return id
+    }
+    multi.wakeUp()
+    return CurlTransferHandle(id: id, transport: self)
+  }
+
+  fileprivate func cancel(id: UInt64) {
+    inbox.withLock { $0.commands.append(.cancel(id: id)) }
+    multi.wakeUp()
+  }
+
+  /// Runs on the event thread only: owns the multi handle's transfers.
+  private final class CurlEventThread {
+    private let multi: CurlMulti
+    private var transfers: [UInt64: CurlTransfer] = [:]
+    private var idsByEasy: [UnsafeMutableRawPointer: UInt64] = [:]
+
+    init(multi: CurlMulti) { self.multi = multi }
+
+    func run(takeCommands: () -> [Command]) {
+      while true {
+        for command in takeCommands() {
+          switch command {
+          case .start(let id, let request, let sink): start(id: id, request, sink: sink)
+          case .cancel(let id): finish(id: id, code: nil, cancelled: true)
+          }
+        }
+        var running: Int32 = 0
+        _ = ccurl_multi_perform(multi.pointer, &running)
+        var queued: Int32 = 0
+        while let message = ccurl_multi_info_read(multi.pointer, &queued) {
+          guard message.pointee.msg == Int32(CCURLMSG_DONE),
+            let easy = message.pointee.easy_handle,
+            let id = idsByEasy[UnsafeMutableRawPointer(easy)]
+          else { continue }
+          finish(id: id, code: message.pointee.data.result, cancelled: false)
+        }
+        _ = ccurl_multi_poll(multi.pointer, transfers.isEmpty ? 10_000 : 1000, nil)
+      }
+    }
+
+    private func start(id: UInt64, _ request: TransferRequest, sink: any TransferSink) {
+      do {
+        let transfer = try CurlTransfer(request: request, sink: sink)
+        let code = ccurl_multi_add_handle(multi.pointer, transfer.easy)
+        guard code == 0 else {
+          let text = String(cString: ccurl_multi_strerror(code))
+          sink.transferDidFinish(
+            head: nil, failure: TransportFailure(kind: .other, message: text, code: code))
+          return
+        }
+        transfers[id] = transfer
+        idsByEasy[UnsafeMutableRawPointer(transfer.easy)] = id
+      } catch {
+        sink.transferDidFinish(head: nil, failure: error)
+      }
+    }
+
+    private func finish(id: UInt64, code: Int32?, cancelled: Bool) {
+      guard let transfer = transfers.removeValue(forKey: id) else { return }
+      idsByEasy[UnsafeMutableRawPointer(transfer.easy)] = nil
+      _ = ccurl_multi_remove_handle(multi.pointer, transfer.easy)
+      transfer.finish(code: code ?? Int32(CCURLE_OK), cancelled: cancelled)
+    }
+  }
+}
+
+/// The multi handle. Only `curl_multi_wakeup` is called off the event thread;
+/// libcurl documents that call as thread-safe, and the pointer never changes.
+private final class CurlMulti: Sendable {
+  nonisolated(unsafe) let pointer: OpaquePointer
+
+  init() {
+    guard let multi = ccurl_multi_init() else {
+      // Only on out-of-memory at process start; nothing can run without it.
+      fatalError("libcurl could not create a multi handle")
+    }
+    pointer = multi
+    _ = ccurl_multi_setopt_long(multi, Int32(CCURLMOPT_MAXCONNECTS), 64)
+  }
+
+  func wakeUp() { _ = ccurl_multi_wakeup(pointer) }
+}
+
+private struct CurlTransferHandle: TransferHandle {
+  let id: UInt64
+  let transport: CurlTransport
+  func cancel() { transport.cancel(id: id) }
+}
+
+/// One easy handle and its callbacks. Lives on the event thread only.
+private final class CurlTransfer {
+  let easy: OpaquePointer
+  private let sink: any TransferSink
+  private var headerList: UnsafeMutablePointer<ccurl_slist>?
+  private var errorBuffer = [CChar](repeating: 0, count: Int(CCURL_ERROR_SIZE) + 1)
+
+  // The response being received; a new status line (redirect hop, 1xx) starts over.
+  private var status: Int?
+  private var headers = HTTPHeaders()
+  private var head: ResponseHead?
+  private var disposition: BodyDisposition?
+
+  init(request: TransferRequest, sink: any TransferSink) throws(TransportFailure) {
+    guard let easy = ccurl_easy_init() else {
+      throw TransportFailure(kind: .other, message: "libcurl could not create a handle", code: 27)
+    }
+    self.easy = easy
+    self.sink = sink
+    var failed: Int32 = 0
+    func set(_ option: Int32, _ value: Int) {
+      let code = ccurl_easy_setopt_long(easy, option, value)
+      if code != 0 { failed = code }
+    }
+    func set(_ option: Int32, _ value: String) {
+      let code = value.withCString { ccurl_easy_setopt_pointer(easy, option, $0) }
+      if code != 0 { failed = code }
+    }
+    set(Int32(CCURLOPT_URL), request.url)
+    set(Int32(CCURLOPT_NOSIGNAL), 1)
+    set(Int32(CCURLOPT_HTTPGET), 1)
+    set(Int32(CCURLOPT_FOLLOWLOCATION), 1)
+    set(Int32(CCURLOPT_MAXREDIRS), request.maxRedirects)
+    set(Int32(CCURLOPT_PROTOCOLS_STR), "http,https")
+    set(Int32(CCURLOPT_REDIR_PROTOCOLS_STR), "http,https")
+    set(Int32(CCURLOPT_USERAGENT), request.userAgent)
+    set(Int32(CCURLOPT_TCP_KEEPALIVE), 1)
+    set(Int32(CCURLOPT_BUFFERSIZE), 128 * 1024)
+    let stall = max(1, Int(request.stallTimeout.rounded(.up)))
+    set(Int32(CCURLOPT_CONNECTTIMEOUT), stall)
+    set(Int32(CCURLOPT_LOW_SPEED_LIMIT), 1)
+    set(Int32(CCURLOPT_LOW_SPEED_TIME), stall)
+    set(Int32(CCURLOPT_SSL_VERIFYPEER), request.verifyTLS ? 1 : 0)
+    set(Int32(CCURLOPT_SSL_VERIFYHOST), request.verifyTLS ? 2 : 0)
+    if let rate = request.rateLimit, rate > 0 {
+      let code = ccurl_easy_setopt_off(easy, Int32(CCURLOPT_MAX_RECV_SPEED_LARGE), rate)
+      if code != 0 { failed = code }
+    }
+    for (name, value) in request.headers {
+      guard let list = ccurl_slist_append(headerList, "\(name): \(value)") else {
+        failed = Int32(CCURLE_OUT_OF_MEMORY)
+        break
+      }
+      headerList = list
+    }
+    if let headerList {
+      if ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_HTTPHEADER), headerList) != 0 { failed = 43 }
+    }
+    errorBuffer.withUnsafeMutableBufferPointer {
+      _ = ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_ERRORBUFFER), $0.baseAddress)
+    }
+    // Unretained: the event thread keeps this object alive until the handle is cleaned up.
+    let me = Unmanaged.passUnretained(self).toOpaque()
+    _ = ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_HEADERDATA), me)
+    _ = ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_WRITEDATA), me)
+    _ = ccurl_easy_setopt_callback(easy, Int32(CCURLOPT_HEADERFUNCTION), curlHeaderCallback)
+    _ = ccurl_easy_setopt_callback(easy, Int32(CCURLOPT_WRITEFUNCTION), curlWriteCallback)
+    if failed != 0 {
+      let message = String(cString: ccurl_easy_strerror(failed))
+      ccurl_easy_cleanup(easy)
+      ccurl_slist_free_all(headerList)
+      throw TransportFailure(kind: failed == 3 ? .badURL : .other, message: message, code: failed)
+    }
+  }
+
+  deinit {
+    ccurl_easy_cleanup(easy)
+    ccurl_slist_free_all(headerList)
+  }
+
+  fileprivate func receiveHeaderLine(_ line: UnsafeRawBufferPointer) {
+    var text = String(decoding: line, as: UTF8.self)
+    while text.last == "\n" || text.last == "\r" { text.removeLast() }
+    if text.hasPrefix("HTTP/") {
+      let parts = text.split(separator: " ", maxSplits: 2)
+      status = parts.count >= 2 ? Int(parts[1]) : nil
+      headers = HTTPHeaders()
+      return
+    }
+    guard !text.isEmpty, let colon = text.firstIndex(of: ":") else { return }
+    let name = text[..<colon].trimmingCharacters(in: .whitespaces)
+    let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    headers.add(name: name, value: value)
+  }
+
+  /// Hands the final response's head to the sink once, at the first body byte or at the end.
+  private func deliverHeadIfNeeded() -> BodyDisposition {
+    if let disposition { return disposition }
+    guard let status else {
+      disposition = .abort
+      return .abort
+    }
+    var urlPointer: UnsafePointer<CChar>?
+    _ = ccurl_easy_getinfo_string(easy, Int32(CCURLINFO_EFFECTIVE_URL), &urlPointer)
+    let finalURL = urlPointer.map { String(cString: $0) } ?? ""
+    let head = ResponseHead(status: status, headers: headers, finalURL: finalURL)
+    self.head = head
+    let decided = sink.transferDidReceiveHead(head)
+    disposition = decided
+    return decided
+  }
+
+  fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    switch deliverHeadIfNeeded() {
+    case .deliver: return sink.transferDidReceive(bytes)
+    case .discard: return true
+    case .abort: return false
+    }
+  }
+
+  func finish(code: Int32, cancelled: Bool) {
+    if cancelled {
+      sink.transferDidFinish(
+        head: head, failure: TransportFailure(kind: .cancelled, message: "cancelled", code: 42))
+      return
+    }
+    if code == 0 {
+      // A body-less response (416, 204, an empty file) reaches the sink here.
+      let disposition = deliverHeadIfNeeded()
+      if disposition == .abort {
+        sink.transferDidFinish(
+          head: head, failure: TransportFailure(kind: .aborted, message: "aborted", code: 23))
+      } else {
+        sink.transferDidFinish(head: head, failure: nil)
+      }
+      return
+    }
+    let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    let message = detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail
+    let kind: TransportFailure.Kind
+    switch Int(code) {
+    case Int(CCURLE_COULDNT_CONNECT), Int(CCURLE_COULDNT_RESOLVE_HOST), Int(CCURLE_COULDNT_RESOLVE_PROXY):
+      kind = .connect
+    case Int(CCURLE_PARTIAL_FILE), Int(CCURLE_RECV_ERROR), Int(CCURLE_SEND_ERROR), Int(CCURLE_GOT_NOTHING),
+      Int(CCURLE_HTTP2), Int(CCURLE_HTTP2_STREAM):
+      kind = .interrupted
+    case Int(CCURLE_OPERATION_TIMEDOUT): kind = .timedOut
+    case Int(CCURLE_SSL_CONNECT_ERROR), Int(CCURLE_PEER_FAILED_VERIFICATION), Int(CCURLE_SSL_CERTPROBLEM),
+      Int(CCURLE_SSL_CACERT_BADFILE):
+      kind = .tls
+    case Int(CCURLE_TOO_MANY_REDIRECTS): kind = .tooManyRedirects
+    case Int(CCURLE_URL_MALFORMAT), Int(CCURLE_UNSUPPORTED_PROTOCOL): kind = .badURL
+    case Int(CCURLE_WEIRD_SERVER_REPLY), Int(CCURLE_BAD_CONTENT_ENCODING): kind = .malformedResponse
+    case Int(CCURLE_WRITE_ERROR), Int(CCURLE_ABORTED_BY_CALLBACK): kind = .aborted
+    default: kind = .other
+    }
+    sink.transferDidFinish(head: head, failure: TransportFailure(kind: kind, message: message, code: code))
+  }
+}
+
+private func curlHeaderCallback(
+  _ pointer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?
+) -> Int {
+  guard let pointer, let user else { return 0 }
+  let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+  transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: pointer, count: size * count))
+  return size * count
+}
+
+private func curlWriteCallback(
+  _ pointer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?
+) -> Int {
+  guard let pointer, let user else { return 0 }
+  let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+  let length = size * count
+  // Returning less than `length` makes libcurl stop the transfer with CURLE_WRITE_ERROR.
+  return transfer.receiveBody(UnsafeRawBufferPointer(start: pointer, count: length)) ? length : 0
+}
