@@ -64,7 +64,8 @@ enum FileNameSanitizer {
     var index = segment.startIndex
     while index < segment.endIndex {
       if segment[index] == UInt8(ascii: "%"), segment.endIndex - index >= 3,
-        let high = ByteScanner.hexValue(segment[index + 1]), let low = ByteScanner.hexValue(segment[index + 2])
+        let high = ByteScanner.hexValue(segment[index + 1]),
+        let low = ByteScanner.hexValue(segment[index + 2])
       {
         decoded.append(high << 4 | low)
         index += 3

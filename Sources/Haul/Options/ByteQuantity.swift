@@ -26,8 +26,11 @@ public enum ByteQuantity {
       }
       guard digits > 0 else { return nil }
     }
+    let unitStart = scanner.index
     while scanner.consume(0x20) {}
     let unit = scanner.bytes[scanner.index...].map(ByteScanner.lowercased)
+    // Spaces may only separate a number from its unit ("2 M"), never trail it.
+    guard !unit.isEmpty || scanner.index == unitStart else { return nil }
     guard let multiplier = multiplier(forUnit: unit) else { return nil }
 
     // 128-bit products cannot overflow: whole < 2^63, fraction < 10^18 and multiplier <= 2^60.

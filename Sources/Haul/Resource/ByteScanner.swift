@@ -37,8 +37,8 @@ struct ByteScanner: Sendable, Equatable {
     let count = literal.utf8CodeUnitCount
     guard bytes.count - index >= count else { return false }
     let matched = literal.withUTF8Buffer { expected in
-      for offset in 0..<count where Self.lowercased(bytes[index + offset]) != Self.lowercased(expected[offset]) {
-        return false
+      for offset in 0..<count {
+        if Self.lowercased(bytes[index + offset]) != Self.lowercased(expected[offset]) { return false }
       }
       return true
     }
