@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import Foundation
 
 /// A response as read off the wire by `RawHTTPConnection` / `rawHTTPGet`.
 public struct RawResponse: Sendable, CustomStringConvertible {
@@ -63,7 +64,9 @@ public func rawHTTPRequest(
   let connection = try RawHTTPConnection(port: port, timeout: timeout)
   defer { connection.close() }
   var headers = headers
-  if !headers.contains(where: { $0.0.lowercased() == "connection" }) { headers.append(("Connection", "close")) }
+  if !headers.contains(where: { $0.0.lowercased() == "connection" }) {
+    headers.append(("Connection", "close"))
+  }
   return try connection.request(method: method, path: path, headers: headers)
 }
 
@@ -145,7 +148,8 @@ public final class RawHTTPConnection {
       throw RawHTTPError.malformedStatusLine(statusLine)
     }
     var response = RawResponse(
-      status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: headers, body: [], rawBody: [],
+      status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: headers, body: [],
+      rawBody: [],
       chunkSizes: [], closedEarly: false, timedOut: false)
     if method == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304 {
       return response

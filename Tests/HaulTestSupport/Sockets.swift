@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import Foundation
 
 /// A POSIX socket call failed.
 public struct SocketError: Error, Sendable, CustomStringConvertible {

@@ -26,20 +26,25 @@ public struct TestResource: Sendable {
   public static func random(size: Int, seed: UInt64) -> [UInt8] {
     precondition(size >= 0, "size must not be negative")
     var state = seed
+    func next() -> UInt64 {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var z = state
+      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+      return z ^ (z >> 31)
+    }
     return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+      let raw = UnsafeMutableRawBufferPointer(buffer)
       var index = 0
-      while index < size {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        var word = z.littleEndian
-        let count = min(8, size - index)
-        withUnsafeBytes(of: &word) { raw in
-          for offset in 0..<count { buffer[index + offset] = raw[offset] }
+      while index + 8 <= size {
+        raw.storeBytes(of: next().littleEndian, toByteOffset: index, as: UInt64.self)
+        index += 8
+      }
+      if index < size {
+        let word = next()
+        for offset in 0..<(size - index) {
+          buffer[index + offset] = UInt8(truncatingIfNeeded: word >> (8 * UInt64(offset)))
         }
-        index += count
       }
       initialized = size
     }

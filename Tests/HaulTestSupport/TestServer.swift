@@ -1,10 +1,11 @@
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import Foundation
-import Synchronization
 
 /// An in-process HTTP/1.1 server on `127.0.0.1` (ephemeral port) serving `TestResource`s with
 /// switchable faults. One thread per connection; persistent connections are supported.
@@ -263,8 +264,9 @@ final class ServerCore: Sendable {
       var headEnd = findHeaderEnd(buffer)
       while headEnd == nil {
         if buffer.count > headLimit {
-          _ = sendSimple(fd, status: 431, headers: [], body: Array("header block too large\n".utf8),
-                         head: false, close: true)
+          _ = sendSimple(
+            fd, status: 431, headers: [], body: Array("header block too large\n".utf8),
+            head: false, close: true)
           return
         }
         let searchFrom = max(0, buffer.count - 3)
@@ -274,19 +276,23 @@ final class ServerCore: Sendable {
       }
       guard let end = headEnd else { return }
       if end > headLimit {
-        _ = sendSimple(fd, status: 431, headers: [], body: Array("header block too large\n".utf8),
-                       head: false, close: true)
+        _ = sendSimple(
+          fd, status: 431, headers: [], body: Array("header block too large\n".utf8),
+          head: false, close: true)
         return
       }
       let (requestLine, headers) = parseHeaderBlock(buffer[0..<end])
       buffer.removeFirst(end + 4)
       let parts = requestLine.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
       guard parts.count == 3, parts[2].hasPrefix("HTTP/") else {
-        record(ParsedRequest(method: parts.first ?? "", target: parts.count > 1 ? parts[1] : "",
-                             version: "", headers: headers),
-               connection: id, reply: .badRequest, status: 400)
-        _ = sendSimple(fd, status: 400, headers: [], body: Array("bad request\n".utf8), head: false,
-                       close: true)
+        record(
+          ParsedRequest(
+            method: parts.first ?? "", target: parts.count > 1 ? parts[1] : "",
+            version: "", headers: headers),
+          connection: id, reply: .badRequest, status: 400)
+        _ = sendSimple(
+          fd, status: 400, headers: [], body: Array("bad request\n".utf8), head: false,
+          close: true)
         return
       }
       let request = ParsedRequest(method: parts[0], target: parts[1], version: parts[2], headers: headers)
@@ -325,8 +331,9 @@ final class ServerCore: Sendable {
     faulted: Bool = false
   ) {
     state.withLock { state in
-      Self.record(&state, request, connection: connection, reply: reply, status: status,
-                  contentRange: contentRange, faulted: faulted)
+      Self.record(
+        &state, request, connection: connection, reply: reply, status: status,
+        contentRange: contentRange, faulted: faulted)
     }
   }
 
@@ -494,7 +501,8 @@ final class ServerCore: Sendable {
     if let required = faults.requireAuthorization, request.headers["Authorization"] != required {
       record(&state, request, connection: connection, reply: .unauthorized, status: 401)
       return .simple(
-        status: 401, headers: [("WWW-Authenticate", "Basic realm=\"HaulTest\""), ("Content-Type", "text/plain")],
+        status: 401,
+        headers: [("WWW-Authenticate", "Basic realm=\"HaulTest\""), ("Content-Type", "text/plain")],
         body: Array("unauthorized\n".utf8))
     }
     let isHead = request.method == "HEAD"
@@ -550,7 +558,9 @@ final class ServerCore: Sendable {
     var cutAfter: Int?
     var stall = false
     if !isHead && status != 416 {
-      if let count = faults.dropAfterBytes, count < slice.count, state.dropsDone[key, default: 0] < faults.dropTimes {
+      if let count = faults.dropAfterBytes, count < slice.count,
+        state.dropsDone[key, default: 0] < faults.dropTimes
+      {
         state.dropsDone[key, default: 0] += 1
         cutAfter = max(0, count)
       } else if let count = faults.stallAfterBytes, count < slice.count,
@@ -561,8 +571,9 @@ final class ServerCore: Sendable {
         stall = true
       }
     }
-    record(&state, request, connection: connection, reply: .resource, status: status,
-           contentRange: contentRange, faulted: cutAfter != nil)
+    record(
+      &state, request, connection: connection, reply: .resource, status: status,
+      contentRange: contentRange, faulted: cutAfter != nil)
     return .resource(
       ResourcePlan(
         status: status, headers: headers, body: slice, chunked: faults.chunked, cutAfter: cutAfter,

@@ -11,8 +11,9 @@ import Testing
     let body = TestResource.random(size: 1000, seed: 42)
     server.setResource(
       "/file.bin",
-      TestResource(body: body, etag: etag, lastModified: Self.lastModified,
-                   contentDisposition: "attachment; filename=\"file.bin\"", faults: faults))
+      TestResource(
+        body: body, etag: etag, lastModified: Self.lastModified,
+        contentDisposition: "attachment; filename=\"file.bin\"", faults: faults))
     return (server, body)
   }
 
@@ -84,7 +85,8 @@ import Testing
   @Test func ifRangeStrongETag() throws {
     let (server, body) = try makeServer()
     func get(_ ifRange: String) throws -> RawResponse {
-      try rawHTTPGet(port: server.port, path: "/file.bin", headers: [("Range", "bytes=10-19"), ("If-Range", ifRange)])
+      try rawHTTPGet(
+        port: server.port, path: "/file.bin", headers: [("Range", "bytes=10-19"), ("If-Range", ifRange)])
     }
     let match = try get("\"v1\"")
     #expect(match.status == 206)
@@ -108,7 +110,8 @@ import Testing
   @Test func ifRangeDate() throws {
     let (server, body) = try makeServer()
     let match = try rawHTTPGet(
-      port: server.port, path: "/file.bin", headers: [("Range", "bytes=10-19"), ("If-Range", Self.lastModified)])
+      port: server.port, path: "/file.bin",
+      headers: [("Range", "bytes=10-19"), ("If-Range", Self.lastModified)])
     #expect(match.status == 206)
     #expect(match.body == Array(body[10..<20]))
     let mismatch = try rawHTTPGet(
@@ -176,7 +179,8 @@ import Testing
   @Test func chunkedDropClosesMidChunk() throws {
     let server = try TestServer()
     let body = TestResource.random(size: 10_000, seed: 3)
-    server.setResource("/c", TestResource(body: body, faults: TestFaults(dropAfterBytes: 5000, chunked: true)))
+    server.setResource(
+      "/c", TestResource(body: body, faults: TestFaults(dropAfterBytes: 5000, chunked: true)))
     let response = try rawHTTPGet(port: server.port, path: "/c")
     #expect(response.closedEarly)
     #expect(response.body == Array(body[0..<5000]))
@@ -189,7 +193,8 @@ import Testing
     #expect(response.status == 206)
     #expect(response.header("Content-Range") == "bytes 105-204/2000")
     #expect(response.body == Array(body[100..<200]))
-    let unsatisfiable = try rawHTTPGet(port: server.port, path: "/file.bin", headers: [("Range", "bytes=1000-")])
+    let unsatisfiable = try rawHTTPGet(
+      port: server.port, path: "/file.bin", headers: [("Range", "bytes=1000-")])
     #expect(unsatisfiable.header("Content-Range") == "bytes */2000")
   }
 
@@ -262,9 +267,11 @@ import Testing
     let denied = try rawHTTPGet(port: server.port, path: "/file.bin")
     #expect(denied.status == 401)
     #expect(denied.header("WWW-Authenticate")?.hasPrefix("Basic") == true)
-    let wrong = try rawHTTPGet(port: server.port, path: "/file.bin", headers: [("Authorization", "Bearer nope")])
+    let wrong = try rawHTTPGet(
+      port: server.port, path: "/file.bin", headers: [("Authorization", "Bearer nope")])
     #expect(wrong.status == 401)
-    let allowed = try rawHTTPGet(port: server.port, path: "/file.bin", headers: [("Authorization", "Bearer secret")])
+    let allowed = try rawHTTPGet(
+      port: server.port, path: "/file.bin", headers: [("Authorization", "Bearer secret")])
     #expect(allowed.status == 200)
   }
 
@@ -320,7 +327,9 @@ import Testing
   @Test func stopWhileThrottled() throws {
     let server = try TestServer()
     server.setResource(
-      "/slow", TestResource(body: TestResource.random(size: 1 << 20, seed: 1), faults: TestFaults(bytesPerSecond: 10_000)))
+      "/slow",
+      TestResource(
+        body: TestResource.random(size: 1 << 20, seed: 1), faults: TestFaults(bytesPerSecond: 10_000)))
     let connection = try RawHTTPConnection(port: server.port)
     try connection.send(path: "/slow")
     _ = connection.readBytes(atLeast: 1)
