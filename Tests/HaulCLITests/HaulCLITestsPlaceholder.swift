@@ -1,0 +1,1 @@
+// Placeholder so the HaulCLITests target has a source file; replace with real CLI tests.
