@@ -11,6 +11,7 @@ extern ccurl_easy *curl_easy_init(void);
 extern void curl_easy_cleanup(ccurl_easy *handle);
 extern int curl_easy_setopt(ccurl_easy *handle, int option, ...);
 extern int curl_easy_getinfo(ccurl_easy *handle, int info, ...);
+extern int curl_easy_pause(ccurl_easy *handle, int bitmask);
 extern ccurl_slist *curl_slist_append(ccurl_slist *list, const char *string);
 extern void curl_slist_free_all(ccurl_slist *list);
 extern ccurl_multi *curl_multi_init(void);
@@ -57,6 +58,8 @@ int ccurl_easy_getinfo_off(ccurl_easy *handle, int info, int64_t *value) {
   *value = (int64_t)v;
   return rc;
 }
+
+int ccurl_easy_pause(ccurl_easy *handle, int bitmask) { return curl_easy_pause(handle, bitmask); }
 
 ccurl_slist *ccurl_slist_append(ccurl_slist *list, const char *string) {
   return curl_slist_append(list, string);

@@ -40,6 +40,9 @@ enum {
   CCURL_GLOBAL_ALL = 3,
   CCURLMSG_DONE = 1,
   CCURL_ERROR_SIZE = 256,
+  /// Returned by a write callback: keep this chunk and stop receiving until unpaused.
+  CCURL_WRITEFUNC_PAUSE = 0x10000001,
+  CCURLPAUSE_CONT = 0,
 };
 
 /// CURLoption values used by Haul.
@@ -137,6 +140,9 @@ int ccurl_easy_setopt_callback(ccurl_easy *handle, int option, ccurl_data_callba
 int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value);
 int ccurl_easy_getinfo_string(ccurl_easy *handle, int info, const char **value);
 int ccurl_easy_getinfo_off(ccurl_easy *handle, int info, int64_t *value);
+
+/// Unpauses (CCURLPAUSE_CONT) a transfer whose write callback returned CCURL_WRITEFUNC_PAUSE; event thread only.
+int ccurl_easy_pause(ccurl_easy *handle, int bitmask);
 
 /// Header lists for CURLOPT_HTTPHEADER; append copies the string and returns the new head (NULL on failure).
 ccurl_slist *ccurl_slist_append(ccurl_slist *list, const char *string);

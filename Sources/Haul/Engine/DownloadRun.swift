@@ -45,6 +45,7 @@ final class DownloadRun: Sendable {
   let transport: any Transport
   let control: DownloadControl
   let emit: @Sendable (DownloadEvent) -> Void
+  let rateLimiter: RateLimiter?
 
   /// The open `.part` file of a chosen target, with its checkpointer.
   struct OpenTarget: Sendable {
@@ -82,6 +83,7 @@ final class DownloadRun: Sendable {
     self.transport = transport
     self.control = control
     self.emit = emit
+    self.rateLimiter = options.rateLimit.map { RateLimiter(bytesPerSecond: $0) }
     self.shared = Mutex(Shared(state: ResumeState(url: url)))
   }
 
@@ -218,6 +220,13 @@ final class DownloadRun: Sendable {
   }
 
   private func open(_ paths: DownloadPaths, discardingFinished: Bool) throws(HaulError) -> AttemptPlan {
+    if FileIO.exists(paths.target), !discardingFinished, !options.overwrite,
+      FinishedFileRecord.read(at: paths.target)?.url != url
+    {
+      throw HaulError(
+        .fileSystem, "\(paths.target) already exists and was not downloaded by haul from this URL",
+        hint: "use --overwrite to replace it, or -o to choose another name")
+    }
     let partExisted = FileIO.exists(paths.part)
     let part: PartFile
     do {
@@ -252,13 +261,6 @@ final class DownloadRun: Sendable {
           hint: "use --overwrite to replace it, or -o to choose another name")
       }
     }
-    if FileIO.exists(paths.target), !discardingFinished, !options.overwrite,
-      FinishedFileRecord.read(at: paths.target)?.url != url
-    {
-      throw HaulError(
-        .fileSystem, "\(paths.target) already exists and was not downloaded by haul from this URL",
-        hint: "use --overwrite to replace it, or -o to choose another name")
-    }
     // Never trust more than the data file really holds (data lost after the last sync, or edited).
     let onDisk = part.size()
     if state.contiguousBytes > onDisk { state.setContiguous(onDisk) }
@@ -289,7 +291,7 @@ final class DownloadRun: Sendable {
       if let validator = identity.ifRangeValue { headers.append(("If-Range", validator)) }
     }
     let request = TransferRequest(
-      url: url, headers: headers, userAgent: options.userAgent, rateLimit: options.rateLimit,
+      url: url, headers: headers, userAgent: options.userAgent, rateLimiter: rateLimiter,
       stallTimeout: options.stallTimeout, verifyTLS: options.verifyTLS)
     shared.withLock {
       $0.attemptReceived = 0

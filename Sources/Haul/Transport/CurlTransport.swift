@@ -81,7 +81,12 @@ final class CurlTransport: Transport {
           else { continue }
           finish(id: id, code: message.pointee.data.result, cancelled: false)
         }
-        _ = ccurl_multi_poll(multi.pointer, transfers.isEmpty ? 10_000 : 1000, nil)
+        var timeout: UInt64 = transfers.isEmpty ? 10_000_000_000 : 1_000_000_000
+        let now = Monotonic.now()
+        for transfer in transfers.values {
+          if let wait = transfer.unpauseIfDue(now: now) { timeout = min(timeout, wait) }
+        }
+        _ = ccurl_multi_poll(multi.pointer, Int32(min(timeout / 1_000_000 + 1, 10_000)), nil)
       }
     }
 
@@ -139,7 +144,8 @@ private final class CurlTransfer {
   let easy: OpaquePointer
   private let sink: any TransferSink
   private var headerList: UnsafeMutablePointer<ccurl_slist>?
-  private var errorBuffer = [CChar](repeating: 0, count: Int(CCURL_ERROR_SIZE) + 1)
+  /// libcurl writes failure details here; it must stay at one address for the handle's life.
+  private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CCURL_ERROR_SIZE) + 1)
 
   // The response being received; a new status line (redirect hop, 1xx) starts over.
   private var status: Int?
@@ -147,12 +153,17 @@ private final class CurlTransfer {
   private var head: ResponseHead?
   private var disposition: BodyDisposition?
 
+  private let rateLimiter: RateLimiter?
+  /// When a transfer paused by the rate limiter may receive again (monotonic ns).
+  private(set) var resumeAt: UInt64?
+
   init(request: TransferRequest, sink: any TransferSink) throws(TransportFailure) {
     guard let easy = ccurl_easy_init() else {
       throw TransportFailure(kind: .other, message: "libcurl could not create a handle", code: 27)
     }
     self.easy = easy
     self.sink = sink
+    self.rateLimiter = request.rateLimiter
     var failed: Int32 = 0
     func set(_ option: Int32, _ value: Int) {
       let code = ccurl_easy_setopt_long(easy, option, value)
@@ -178,10 +189,6 @@ private final class CurlTransfer {
     set(Int32(CCURLOPT_LOW_SPEED_TIME), stall)
     set(Int32(CCURLOPT_SSL_VERIFYPEER), request.verifyTLS ? 1 : 0)
     set(Int32(CCURLOPT_SSL_VERIFYHOST), request.verifyTLS ? 2 : 0)
-    if let rate = request.rateLimit, rate > 0 {
-      let code = ccurl_easy_setopt_off(easy, Int32(CCURLOPT_MAX_RECV_SPEED_LARGE), rate)
-      if code != 0 { failed = code }
-    }
     for (name, value) in request.headers {
       guard let list = ccurl_slist_append(headerList, "\(name): \(value)") else {
         failed = Int32(CCURLE_OUT_OF_MEMORY)
@@ -192,9 +199,8 @@ private final class CurlTransfer {
     if let headerList {
       if ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_HTTPHEADER), headerList) != 0 { failed = 43 }
     }
-    errorBuffer.withUnsafeMutableBufferPointer {
-      _ = ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_ERRORBUFFER), $0.baseAddress)
-    }
+    errorBuffer.initialize(repeating: 0, count: Int(CCURL_ERROR_SIZE) + 1)
+    _ = ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_ERRORBUFFER), errorBuffer)
     // Unretained: the event thread keeps this object alive until the handle is cleaned up.
     let me = Unmanaged.passUnretained(self).toOpaque()
     _ = ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_HEADERDATA), me)
@@ -203,8 +209,7 @@ private final class CurlTransfer {
     _ = ccurl_easy_setopt_callback(easy, Int32(CCURLOPT_WRITEFUNCTION), curlWriteCallback)
     if failed != 0 {
       let message = String(cString: ccurl_easy_strerror(failed))
-      ccurl_easy_cleanup(easy)
-      ccurl_slist_free_all(headerList)
+      // deinit releases the handle, list and buffer: every stored property is set by now.
       throw TransportFailure(kind: failed == 3 ? .badURL : .other, message: message, code: failed)
     }
   }
@@ -212,11 +217,13 @@ private final class CurlTransfer {
   deinit {
     ccurl_easy_cleanup(easy)
     ccurl_slist_free_all(headerList)
+    errorBuffer.deallocate()
   }
 
   fileprivate func receiveHeaderLine(_ line: UnsafeRawBufferPointer) {
-    var text = String(decoding: line, as: UTF8.self)
-    while text.last == "\n" || text.last == "\r" { text.removeLast() }
+    var end = line.count
+    while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+    let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<end]), as: UTF8.self)
     if text.hasPrefix("HTTP/") {
       let parts = text.split(separator: " ", maxSplits: 2)
       status = parts.count >= 2 ? Int(parts[1]) : nil
@@ -246,12 +253,33 @@ private final class CurlTransfer {
     return decided
   }
 
-  fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+  /// Returns what the write callback returns: the bytes taken, 0 to abort, or the pause code.
+  fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
     switch deliverHeadIfNeeded() {
-    case .deliver: return sink.transferDidReceive(bytes)
-    case .discard: return true
-    case .abort: return false
+    case .deliver:
+      if let rateLimiter {
+        let now = Monotonic.now()
+        let wait = rateLimiter.delay(now: now)
+        if wait > 0 {
+          // libcurl keeps this chunk and offers it again after `unpauseIfDue`.
+          resumeAt = now + wait
+          return Int(CCURL_WRITEFUNC_PAUSE)
+        }
+        rateLimiter.consume(bytes.count, now: now)
+      }
+      return sink.transferDidReceive(bytes) ? bytes.count : 0
+    case .discard: return bytes.count
+    case .abort: return 0
     }
+  }
+
+  /// Unpauses a rate-limited transfer whose wait is over; returns the wait left otherwise.
+  func unpauseIfDue(now: UInt64) -> UInt64? {
+    guard let resumeAt else { return nil }
+    guard now >= resumeAt else { return resumeAt - now }
+    self.resumeAt = nil
+    _ = ccurl_easy_pause(easy, Int32(CCURLPAUSE_CONT))
+    return self.resumeAt.map { $0 > now ? $0 - now : 0 }
   }
 
   func finish(code: Int32, cancelled: Bool) {
@@ -271,7 +299,7 @@ private final class CurlTransfer {
       }
       return
     }
-    let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    let detail = String(cString: errorBuffer)
     let message = detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail
     let kind: TransportFailure.Kind
     switch Int(code) {
@@ -308,7 +336,6 @@ private func curlWriteCallback(
 ) -> Int {
   guard let pointer, let user else { return 0 }
   let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-  let length = size * count
-  // Returning less than `length` makes libcurl stop the transfer with CURLE_WRITE_ERROR.
-  return transfer.receiveBody(UnsafeRawBufferPointer(start: pointer, count: length)) ? length : 0
+  // Returning less than the length makes libcurl stop the transfer with CURLE_WRITE_ERROR.
+  return transfer.receiveBody(UnsafeRawBufferPointer(start: pointer, count: size * count))
 }

@@ -6,7 +6,8 @@ struct TransferRequest: Sendable {
   /// Extra headers in order, including Range and If-Range when resuming.
   var headers: [(name: String, value: String)]
   var userAgent: String
-  var rateLimit: Int64?
+  /// Shared receive budget, or nil for no limit.
+  var rateLimiter: RateLimiter?
   /// Seconds without a byte (or to connect) before the transfer fails as timed out.
   var stallTimeout: TimeInterval
   var verifyTLS: Bool
