@@ -216,6 +216,8 @@ extension CommandLineOptions {
         }
         if case .stop(let request) = try spec.apply(&options, text, spelling) { return request }
       } else {
+        // `-output` is far likelier a typo for `--output` than `-o utput`.
+        if argument.count > 2, spec(long: String(argument.dropFirst())) != nil { throw unknownOption(argument) }
         // One or more short options: `-q`, `-qx4`, `-o FILE`, `-oFILE`.
         var rest = Substring(argument.dropFirst())
         while let letter = rest.first {
