@@ -29,3 +29,9 @@ enum Fixtures {
     DownloadProgress(bytes: bytes, totalBytes: total, bytesPerSecond: speed, connections: connections)
   }
 }
+
+extension Fixtures {
+  static func saved(file: String = "/tmp/dl/ubuntu.iso", bytes: Int64, total: Int64?) -> SavedProgress {
+    SavedProgress(file: URL(fileURLWithPath: file), url: "u", bytes: bytes, totalBytes: total)
+  }
+}
