@@ -63,7 +63,8 @@ struct OptionSpec: Sendable {
     case stop(CommandRequest)
   }
 
-  typealias Apply = @Sendable (_ options: inout CommandLineOptions, _ value: String, _ spelling: String)
+  typealias Apply =
+    @Sendable (_ options: inout CommandLineOptions, _ value: String, _ spelling: String)
     throws(UsageError) -> Effect
 
   let short: Character?
@@ -98,7 +99,8 @@ struct OptionSpec: Sendable {
 extension CommandLineOptions {
   /// Every option `haul` knows, in the order help lists them.
   static let table: [OptionSpec] = [
-    .value("o", "output", "FILE", "save to exactly FILE (not with --dir)") { options, value, spelling throws(UsageError) in
+    .value("o", "output", "FILE", "save to exactly FILE (not with --dir)") {
+      options, value, spelling throws(UsageError) in
       guard !value.isEmpty else { throw UsageError("\(spelling): the file name is empty") }
       options.output = value
       return .proceed
@@ -109,7 +111,8 @@ extension CommandLineOptions {
       options.directory = value
       return .proceed
     },
-    .value("x", "connections", "N", "connections to use, 1 to 64 (default: 1)") { options, value, spelling throws(UsageError) in
+    .value("x", "connections", "N", "connections to use, 1 to 64 (default: 1)") {
+      options, value, spelling throws(UsageError) in
       guard let count = Int(value), (1...64).contains(count) else {
         throw UsageError("\(spelling): '\(value)' is not a number from 1 to 64")
       }
@@ -217,7 +220,9 @@ extension CommandLineOptions {
         if case .stop(let request) = try spec.apply(&options, text, spelling) { return request }
       } else {
         // `-output` is far likelier a typo for `--output` than `-o utput`.
-        if argument.count > 2, spec(long: String(argument.dropFirst())) != nil { throw unknownOption(argument) }
+        if argument.count > 2, spec(long: String(argument.dropFirst())) != nil {
+          throw unknownOption(argument)
+        }
         // One or more short options: `-q`, `-qx4`, `-o FILE`, `-oFILE`.
         var rest = Substring(argument.dropFirst())
         while let letter = rest.first {

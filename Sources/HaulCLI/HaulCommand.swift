@@ -58,7 +58,8 @@ enum HaulCommand {
 
     let download: Download
     do throws(HaulError) {
-      download = try Download(url: options.url, to: destination(for: options), options: options.downloadOptions)
+      download = try Download(
+        url: options.url, to: destination(for: options), options: options.downloadOptions)
     } catch {
       reporter.handle(.failed(error))
       return ExitStatus.code(for: error)

@@ -66,7 +66,8 @@ enum ProgressLine {
     var parts: [String] = []
     if let fraction = progress.fraction {
       parts.append(String(Int((min(1, max(0, fraction)) * 100).rounded(.down))) + "%")
-      parts.append(ByteQuantity.format(progress.bytes) + " of " + ByteQuantity.format(progress.totalBytes ?? 0))
+      parts.append(
+        ByteQuantity.format(progress.bytes) + " of " + ByteQuantity.format(progress.totalBytes ?? 0))
     } else {
       parts.append(ByteQuantity.format(progress.bytes))
     }
@@ -149,7 +150,8 @@ enum ProgressLine {
     text.count <= width ? text : String(text.prefix(width))
   }
 
-  private static func assemble(_ name: String, _ percent: String?, _ bar: String?, _ right: String) -> String {
+  private static func assemble(_ name: String, _ percent: String?, _ bar: String?, _ right: String) -> String
+  {
     var line = name
     if let percent { line += (line.isEmpty ? "" : "  ") + percent }
     if let bar { line += " " + bar }

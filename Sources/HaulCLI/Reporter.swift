@@ -120,7 +120,8 @@ struct Reporter: Sendable {
 
   static func retryText(_ notice: RetryNotice) -> String {
     ProgressLine.sanitize(notice.reason.message) + "; retrying in "
-      + ProgressLine.formatFixed(notice.delay, decimals: 1) + " s (attempt \(notice.attempt) of \(notice.maxAttempts))"
+      + ProgressLine.formatFixed(notice.delay, decimals: 1)
+      + " s (attempt \(notice.attempt) of \(notice.maxAttempts))"
   }
 
   /// `✓ saved ubuntu.iso (1.00 GiB in 12.3 s, 83.2 MiB/s)` and friends.
@@ -128,11 +129,13 @@ struct Reporter: Sendable {
     let shown = ProgressLine.sanitize(path)
     if result.wasAlreadyComplete {
       if result.remoteChanged {
-        return "! \(shown) is complete, but the server's copy has changed since; --overwrite fetches the new one"
+        return
+          "! \(shown) is complete, but the server's copy has changed since; --overwrite fetches the new one"
       }
       return "✓ \(shown) is already complete"
     }
-    var details = ByteQuantity.format(result.totalBytes) + " in " + ProgressLine.formatDuration(result.duration)
+    var details =
+      ByteQuantity.format(result.totalBytes) + " in " + ProgressLine.formatDuration(result.duration)
     if result.duration > 0, result.bytesReceived > 0 {
       details += ", " + ByteQuantity.formatRate(Double(result.bytesReceived) / result.duration)
     }

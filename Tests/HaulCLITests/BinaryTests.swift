@@ -11,7 +11,9 @@ struct BinaryTests {
   /// package's `.build`.
   static let binary: URL? = {
     let fileManager = FileManager.default
-    if let path = ProcessInfo.processInfo.environment["HAUL_BINARY"], fileManager.isExecutableFile(atPath: path) {
+    if let path = ProcessInfo.processInfo.environment["HAUL_BINARY"],
+      fileManager.isExecutableFile(atPath: path)
+    {
       return URL(fileURLWithPath: path)
     }
     var starts: [URL] = []
@@ -51,7 +53,9 @@ struct BinaryTests {
     process.standardInput = FileHandle.nullDevice
     try process.run()
     // Read both pipes before waiting so that a full pipe cannot block the child.
-    let (outData, errData) = (stdout.fileHandleForReading.readDataToEndOfFile(), stderr.fileHandleForReading.readDataToEndOfFile())
+    let (outData, errData) = (
+      stdout.fileHandleForReading.readDataToEndOfFile(), stderr.fileHandleForReading.readDataToEndOfFile()
+    )
     process.waitUntilExit()
     return Outcome(
       status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),

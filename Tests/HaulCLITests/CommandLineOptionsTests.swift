@@ -42,18 +42,19 @@ struct CommandLineOptionsTests {
   }
 
   /// Every value option in each spelling: `-x V`, `-xV`, `--long V`, `--long=V`.
-  @Test(arguments: [
-    (["-o", "out.bin"], true, "out.bin"),
-    (["-oout.bin"], true, "out.bin"),
-    (["--output", "out.bin"], true, "out.bin"),
-    (["--output=out.bin"], true, "out.bin"),
-    (["--output=a=b"], true, "a=b"),
-    (["-o", "-dash"], true, "-dash"),
-    (["-d", "dl"], false, "dl"),
-    (["-ddl"], false, "dl"),
-    (["--dir", "dl"], false, "dl"),
-    (["--dir=dl"], false, "dl"),
-  ] as [([String], Bool, String)])
+  @Test(
+    arguments: [
+      (["-o", "out.bin"], true, "out.bin"),
+      (["-oout.bin"], true, "out.bin"),
+      (["--output", "out.bin"], true, "out.bin"),
+      (["--output=out.bin"], true, "out.bin"),
+      (["--output=a=b"], true, "a=b"),
+      (["-o", "-dash"], true, "-dash"),
+      (["-d", "dl"], false, "dl"),
+      (["-ddl"], false, "dl"),
+      (["--dir", "dl"], false, "dl"),
+      (["--dir=dl"], false, "dl"),
+    ] as [([String], Bool, String)])
   func pathOptions(arguments: [String], isOutput: Bool, expected: String) throws {
     for parsed in [try options(arguments + ["http://h/f"]), try options(["http://h/f"] + arguments)] {
       #expect((isOutput ? parsed.output : parsed.directory) == expected)
@@ -92,7 +93,8 @@ struct CommandLineOptionsTests {
 
   @Test func headers() throws {
     let parsed = try options([
-      "-H", "Authorization: Bearer x", "--header=X-A:1", "-HX-Empty:", "--header", "Accept:\t text/plain  ", "u",
+      "-H", "Authorization: Bearer x", "--header=X-A:1", "-HX-Empty:", "--header", "Accept:\t text/plain  ",
+      "u",
     ])
     #expect(
       parsed.headers == [
@@ -110,13 +112,15 @@ struct CommandLineOptionsTests {
     #expect(parsed.downloadOptions.overwrite)
     #expect(!parsed.downloadOptions.verifyTLS)
     #expect(try options(["--quiet", "u"]).quiet)
-    #expect(try options(["-qx2", "u"]) == {
-      var expected = CommandLineOptions()
-      expected.url = "u"
-      expected.quiet = true
-      expected.connections = 2
-      return expected
-    }())
+    #expect(
+      try options(["-qx2", "u"])
+        == {
+          var expected = CommandLineOptions()
+          expected.url = "u"
+          expected.quiet = true
+          expected.connections = 2
+          return expected
+        }())
     #expect(try options(["-qo", "f", "u"]).output == "f")
   }
 
@@ -126,11 +130,14 @@ struct CommandLineOptionsTests {
     #expect(try CommandLineOptions.parse(["u", "-h", "--bogus"]) == .help)
     #expect(try CommandLineOptions.parse(["--version"]) == .version)
     #expect(try CommandLineOptions.parse(["--version", "--help"]) == .version)
-    #expect(try CommandLineOptions.parse(["--", "--help"]) == .download({
-      var expected = CommandLineOptions()
-      expected.url = "--help"
-      return expected
-    }()))
+    #expect(
+      try CommandLineOptions.parse(["--", "--help"])
+        == .download(
+          {
+            var expected = CommandLineOptions()
+            expected.url = "--help"
+            return expected
+          }()))
   }
 
   @Test func doubleDashEndsOptions() throws {
@@ -141,51 +148,58 @@ struct CommandLineOptionsTests {
     #expect(try options(["-"]).url == "-")
   }
 
-  @Test(arguments: [
-    ([], "no URL given"),
-    (["-q"], "no URL given"),
-    (["a", "b"], "unexpected argument 'b' (give exactly one URL)"),
-    ([""], "the URL is empty"),
-    (["--bogus", "u"], "unknown option '--bogus'"),
-    (["-z", "u"], "unknown option '-z'"),
-    (["-qz", "u"], "unknown option '-z'"),
-    (["--limt-rate", "2M", "u"], "unknown option '--limt-rate' (did you mean '--limit-rate'?)"),
-    (["--overwirte", "u"], "unknown option '--overwirte' (did you mean '--overwrite'?)"),
-    (["--conections=2", "u"], "unknown option '--conections' (did you mean '--connections'?)"),
-    (["--over", "u"], "unknown option '--over' (did you mean '--overwrite'?)"),
-    (["-output", "f", "u"], "unknown option '-output' (did you mean '--output'?)"),
-    (["-help"], "unknown option '-help' (did you mean '--help'?)"),
-    (["--Output=f", "u"], "unknown option '--Output' (did you mean '--output'?)"),
-    (["-o", "a", "-d", "b", "u"], "--output and --dir cannot be used together (--output names the whole path)"),
-    (["--dir=b", "--output=a", "u"], "--output and --dir cannot be used together (--output names the whole path)"),
-    (["u", "-o"], "-o: missing FILE"),
-    (["u", "--output"], "--output: missing FILE"),
-    (["u", "--header"], "--header: missing 'NAME: VALUE'"),
-    (["--output=", "u"], "--output: the file name is empty"),
-    (["-d", "", "u"], "-d: the directory name is empty"),
-    (["-x", "0", "u"], "-x: '0' is not a number from 1 to 64"),
-    (["-x65", "u"], "-x: '65' is not a number from 1 to 64"),
-    (["--connections=two", "u"], "--connections: 'two' is not a number from 1 to 64"),
-    (["--connections=", "u"], "--connections: '' is not a number from 1 to 64"),
-    (["--limit-rate", "12Q", "u"], "--limit-rate: '12Q' is not a rate (examples: 500K, 2M)"),
-    (["--limit-rate=0", "u"], "--limit-rate: '0' is not a rate (examples: 500K, 2M)"),
-    (["--limit-rate=-5K", "u"], "--limit-rate: '-5K' is not a rate (examples: 500K, 2M)"),
-    (["--retries", "0", "u"], "--retries: '0' is not a whole number of at least 1"),
-    (["--retries=1.5", "u"], "--retries: '1.5' is not a whole number of at least 1"),
-    (["--timeout", "0", "u"], "--timeout: '0' is not a positive number of seconds"),
-    (["--timeout=-1", "u"], "--timeout: '-1' is not a positive number of seconds"),
-    (["--timeout=inf", "u"], "--timeout: 'inf' is not a positive number of seconds"),
-    (["--timeout=nan", "u"], "--timeout: 'nan' is not a positive number of seconds"),
-    (["--timeout=1e3", "u"], "--timeout: '1e3' is not a positive number of seconds"),
-    (["--timeout=1.2.3", "u"], "--timeout: '1.2.3' is not a positive number of seconds"),
-    (["--timeout=.", "u"], "--timeout: '.' is not a positive number of seconds"),
-    (["-H", "NoColon", "u"], "-H: 'NoColon' is not a header (expected 'Name: value')"),
-    (["--header", ": v", "u"], "--header: ': v' has no name before the colon (expected 'Name: value')"),
-    (["-H", "Bad Name: v", "u"], "-H: 'Bad Name' is not a valid header name"),
-    (["-H", "X: a\nb", "u"], "-H: the value of 'X' contains control characters"),
-    (["--quiet=yes", "u"], "--quiet: takes no value"),
-    (["--help=1"], "--help: takes no value"),
-  ] as [([String], String)])
+  @Test(
+    arguments: [
+      ([], "no URL given"),
+      (["-q"], "no URL given"),
+      (["a", "b"], "unexpected argument 'b' (give exactly one URL)"),
+      ([""], "the URL is empty"),
+      (["--bogus", "u"], "unknown option '--bogus'"),
+      (["-z", "u"], "unknown option '-z'"),
+      (["-qz", "u"], "unknown option '-z'"),
+      (["--limt-rate", "2M", "u"], "unknown option '--limt-rate' (did you mean '--limit-rate'?)"),
+      (["--overwirte", "u"], "unknown option '--overwirte' (did you mean '--overwrite'?)"),
+      (["--conections=2", "u"], "unknown option '--conections' (did you mean '--connections'?)"),
+      (["--over", "u"], "unknown option '--over' (did you mean '--overwrite'?)"),
+      (["-output", "f", "u"], "unknown option '-output' (did you mean '--output'?)"),
+      (["-help"], "unknown option '-help' (did you mean '--help'?)"),
+      (["--Output=f", "u"], "unknown option '--Output' (did you mean '--output'?)"),
+      (
+        ["-o", "a", "-d", "b", "u"],
+        "--output and --dir cannot be used together (--output names the whole path)"
+      ),
+      (
+        ["--dir=b", "--output=a", "u"],
+        "--output and --dir cannot be used together (--output names the whole path)"
+      ),
+      (["u", "-o"], "-o: missing FILE"),
+      (["u", "--output"], "--output: missing FILE"),
+      (["u", "--header"], "--header: missing 'NAME: VALUE'"),
+      (["--output=", "u"], "--output: the file name is empty"),
+      (["-d", "", "u"], "-d: the directory name is empty"),
+      (["-x", "0", "u"], "-x: '0' is not a number from 1 to 64"),
+      (["-x65", "u"], "-x: '65' is not a number from 1 to 64"),
+      (["--connections=two", "u"], "--connections: 'two' is not a number from 1 to 64"),
+      (["--connections=", "u"], "--connections: '' is not a number from 1 to 64"),
+      (["--limit-rate", "12Q", "u"], "--limit-rate: '12Q' is not a rate (examples: 500K, 2M)"),
+      (["--limit-rate=0", "u"], "--limit-rate: '0' is not a rate (examples: 500K, 2M)"),
+      (["--limit-rate=-5K", "u"], "--limit-rate: '-5K' is not a rate (examples: 500K, 2M)"),
+      (["--retries", "0", "u"], "--retries: '0' is not a whole number of at least 1"),
+      (["--retries=1.5", "u"], "--retries: '1.5' is not a whole number of at least 1"),
+      (["--timeout", "0", "u"], "--timeout: '0' is not a positive number of seconds"),
+      (["--timeout=-1", "u"], "--timeout: '-1' is not a positive number of seconds"),
+      (["--timeout=inf", "u"], "--timeout: 'inf' is not a positive number of seconds"),
+      (["--timeout=nan", "u"], "--timeout: 'nan' is not a positive number of seconds"),
+      (["--timeout=1e3", "u"], "--timeout: '1e3' is not a positive number of seconds"),
+      (["--timeout=1.2.3", "u"], "--timeout: '1.2.3' is not a positive number of seconds"),
+      (["--timeout=.", "u"], "--timeout: '.' is not a positive number of seconds"),
+      (["-H", "NoColon", "u"], "-H: 'NoColon' is not a header (expected 'Name: value')"),
+      (["--header", ": v", "u"], "--header: ': v' has no name before the colon (expected 'Name: value')"),
+      (["-H", "Bad Name: v", "u"], "-H: 'Bad Name' is not a valid header name"),
+      (["-H", "X: a\nb", "u"], "-H: the value of 'X' contains control characters"),
+      (["--quiet=yes", "u"], "--quiet: takes no value"),
+      (["--help=1"], "--help: takes no value"),
+    ] as [([String], String)])
   func usageErrors(arguments: [String], message: String) {
     #expect(usageError(arguments) == message)
   }
@@ -234,7 +248,8 @@ struct CommandLineOptionsTests {
     var parsed = try options(["-o", "/tmp/x.bin", "u"])
     #expect(HaulCommand.destination(for: parsed) == .file(URL(fileURLWithPath: "/tmp/x.bin")))
     parsed = try options(["-d", "/tmp/dl", "u"])
-    #expect(HaulCommand.destination(for: parsed) == .directory(URL(fileURLWithPath: "/tmp/dl", isDirectory: true)))
+    #expect(
+      HaulCommand.destination(for: parsed) == .directory(URL(fileURLWithPath: "/tmp/dl", isDirectory: true)))
     parsed = try options(["u"])
     #expect(HaulCommand.destination(for: parsed) == .directory(URL(fileURLWithPath: ".", isDirectory: true)))
   }
@@ -243,6 +258,7 @@ struct CommandLineOptionsTests {
     #expect(HaulCommand.reporterStyle(for: try options(["u"]), stderrIsTerminal: true) == .terminal)
     #expect(HaulCommand.reporterStyle(for: try options(["u"]), stderrIsTerminal: false) == .plain)
     #expect(HaulCommand.reporterStyle(for: try options(["-q", "u"]), stderrIsTerminal: true) == .quiet)
-    #expect(HaulCommand.reporterStyle(for: try options(["-q", "--json", "u"]), stderrIsTerminal: true) == .json)
+    #expect(
+      HaulCommand.reporterStyle(for: try options(["-q", "--json", "u"]), stderrIsTerminal: true) == .json)
   }
 }

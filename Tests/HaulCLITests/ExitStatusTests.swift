@@ -33,11 +33,13 @@ struct ExitStatusTests {
   @Test func libraryRejectionsAreUsageErrors() async {
     // The library refuses more than one connection for now; that is invalid input, exit 2.
     let capture = OutputCapture()
-    let status = await HaulCommand.run(arguments: ["-q", "-x", "4", "http://127.0.0.1:9/f"], sink: capture.sink)
+    let status = await HaulCommand.run(
+      arguments: ["-q", "-x", "4", "http://127.0.0.1:9/f"], sink: capture.sink)
     #expect(status == 2)
     #expect(capture.stderr.hasPrefix("haul: only one connection"))
     let json = OutputCapture()
-    #expect(await HaulCommand.run(arguments: ["--json", "-x4", "http://127.0.0.1:9/f"], sink: json.sink) == 2)
+    #expect(
+      await HaulCommand.run(arguments: ["--json", "-x4", "http://127.0.0.1:9/f"], sink: json.sink) == 2)
     #expect(json.stdout.hasPrefix("{\"event\":\"failed\",\"category\":\"invalid_input\",\"exit_code\":2,"))
     #expect(json.stdout.hasSuffix("}\n"))
   }

@@ -5,27 +5,35 @@ import Foundation
 
 enum Fixtures {
   static func start(
-    file: String = "/tmp/dl/ubuntu.iso", url: String = "https://example.com/ubuntu.iso", resumedFrom: Int64 = 0,
+    file: String = "/tmp/dl/ubuntu.iso", url: String = "https://example.com/ubuntu.iso",
+    resumedFrom: Int64 = 0,
     total: Int64? = 1 << 30
   ) -> DownloadStart {
-    DownloadStart(file: URL(fileURLWithPath: file), finalURL: url, resumedFrom: resumedFrom, totalBytes: total)
+    DownloadStart(
+      file: URL(fileURLWithPath: file), finalURL: url, resumedFrom: resumedFrom, totalBytes: total)
   }
 
   static func result(
-    file: String = "/tmp/dl/ubuntu.iso", total: Int64 = 1 << 30, received: Int64 = 1 << 30, resumedFrom: Int64 = 0,
+    file: String = "/tmp/dl/ubuntu.iso", total: Int64 = 1 << 30, received: Int64 = 1 << 30,
+    resumedFrom: Int64 = 0,
     alreadyComplete: Bool = false, remoteChanged: Bool = false, duration: TimeInterval = 12.3
   ) -> DownloadResult {
     DownloadResult(
       file: URL(fileURLWithPath: file), totalBytes: total, bytesReceived: received, resumedFrom: resumedFrom,
-      finalURL: "https://example.com/ubuntu.iso", wasAlreadyComplete: alreadyComplete, remoteChanged: remoteChanged,
+      finalURL: "https://example.com/ubuntu.iso", wasAlreadyComplete: alreadyComplete,
+      remoteChanged: remoteChanged,
       duration: duration)
   }
 
-  static func retry(attempt: Int = 3, max: Int = 10, delay: TimeInterval = 2, reason: HaulError) -> RetryNotice {
+  static func retry(attempt: Int = 3, max: Int = 10, delay: TimeInterval = 2, reason: HaulError)
+    -> RetryNotice
+  {
     RetryNotice(attempt: attempt, maxAttempts: max, delay: delay, reason: reason)
   }
 
-  static func progress(_ bytes: Int64, of total: Int64?, speed: Double = 0, connections: Int = 1) -> DownloadProgress {
+  static func progress(_ bytes: Int64, of total: Int64?, speed: Double = 0, connections: Int = 1)
+    -> DownloadProgress
+  {
     DownloadProgress(bytes: bytes, totalBytes: total, bytesPerSecond: speed, connections: connections)
   }
 }

@@ -26,8 +26,10 @@ struct JSONEventLineTests {
   }
 
   @Test func progress() throws {
-    let line = JSONEventLine.encode(.progress(Fixtures.progress(123, of: 456, speed: 1234.56, connections: 1)))
-    #expect(line.hasPrefix("{\"event\":\"progress\",\"bytes\":123,\"total\":456,\"bytes_per_second\":1234.6,"))
+    let line = JSONEventLine.encode(
+      .progress(Fixtures.progress(123, of: 456, speed: 1234.56, connections: 1)))
+    #expect(
+      line.hasPrefix("{\"event\":\"progress\",\"bytes\":123,\"total\":456,\"bytes_per_second\":1234.6,"))
     let object = try decode(line)
     #expect((object["bytes"] as? NSNumber)?.int64Value == 123)
     #expect((object["total"] as? NSNumber)?.int64Value == 456)
@@ -43,7 +45,8 @@ struct JSONEventLineTests {
   }
 
   @Test func pausedResumedRestarted() throws {
-    #expect(try decode(JSONEventLine.encode(.paused(Fixtures.progress(5, of: 10))))["event"] as? String == "paused")
+    #expect(
+      try decode(JSONEventLine.encode(.paused(Fixtures.progress(5, of: 10))))["event"] as? String == "paused")
     #expect(JSONEventLine.encode(.resumed) == "{\"event\":\"resumed\"}")
     let restarted = try decode(JSONEventLine.encode(.restarted(reason: "the file changed")))
     #expect(restarted["event"] as? String == "restarted")
@@ -51,7 +54,8 @@ struct JSONEventLineTests {
   }
 
   @Test func retrying() throws {
-    let notice = Fixtures.retry(attempt: 2, max: 10, delay: 1.5, reason: HaulError(.network, "connection reset"))
+    let notice = Fixtures.retry(
+      attempt: 2, max: 10, delay: 1.5, reason: HaulError(.network, "connection reset"))
     let object = try decode(JSONEventLine.encode(.retrying(notice)))
     #expect(object["event"] as? String == "retrying")
     #expect((object["attempt"] as? NSNumber)?.intValue == 2)
@@ -62,15 +66,20 @@ struct JSONEventLineTests {
   }
 
   @Test func completed() throws {
-    let result = Fixtures.result(total: 456, received: 400, resumedFrom: 56, remoteChanged: false, duration: 1.2345)
+    let result = Fixtures.result(
+      total: 456, received: 400, resumedFrom: 56, remoteChanged: false, duration: 1.2345)
     let object = try decode(JSONEventLine.encode(.completed(result)))
     #expect(object["event"] as? String == "completed")
     #expect(object["file"] as? String == "/tmp/dl/ubuntu.iso")
     #expect((object["bytes"] as? NSNumber)?.int64Value == 456)
     #expect((object["received"] as? NSNumber)?.int64Value == 400)
     #expect((object["resumed_from"] as? NSNumber)?.int64Value == 56)
-    #expect((object["seconds"] as? NSNumber)?.doubleValue == 1.235 || (object["seconds"] as? NSNumber)?.doubleValue == 1.234)
-    #expect(JSONEventLine.encode(.completed(result)).contains("\"already_complete\":false,\"remote_changed\":false"))
+    #expect(
+      (object["seconds"] as? NSNumber)?.doubleValue == 1.235
+        || (object["seconds"] as? NSNumber)?.doubleValue == 1.234)
+    #expect(
+      JSONEventLine.encode(.completed(result)).contains("\"already_complete\":false,\"remote_changed\":false")
+    )
     let done = JSONEventLine.encode(.completed(Fixtures.result(alreadyComplete: true, remoteChanged: true)))
     #expect(done.contains("\"already_complete\":true,\"remote_changed\":true"))
   }
@@ -89,7 +98,8 @@ struct JSONEventLineTests {
   }
 
   @Test(arguments: [
-    "plain", "quote \" and backslash \\", "new\nline\r\ttab", "\u{0}\u{1}\u{1F}\u{7F}", "bell\u{07}back\u{08}ff\u{0C}",
+    "plain", "quote \" and backslash \\", "new\nline\r\ttab", "\u{0}\u{1}\u{1F}\u{7F}",
+    "bell\u{07}back\u{08}ff\u{0C}",
     "ünïcødé 日本語 🚀", "line\u{2028}sep\u{2029}", "</script>", "",
   ])
   func oddStringsRoundTrip(text: String) throws {

@@ -9,7 +9,8 @@ struct ProgressLineTests {
 
   @Test func knownTotalAtEighty() {
     let line = ProgressLine.render(
-      name: "ubuntu.iso", progress: Fixtures.progress(412 * mib, of: 1024 * mib, speed: 83.2 * 1_048_576), width: 80)
+      name: "ubuntu.iso", progress: Fixtures.progress(412 * mib, of: 1024 * mib, speed: 83.2 * 1_048_576),
+      width: 80)
     #expect(line.count <= 79)
     #expect(line.hasPrefix("ubuntu.iso   40% ━"))
     #expect(line.hasSuffix("  412 MiB / 1.00 GiB  83.2 MiB/s  ETA 8s"))
@@ -17,10 +18,12 @@ struct ProgressLineTests {
   }
 
   @Test func exactLayout() {
-    let line = ProgressLine.render(name: "a.bin", progress: Fixtures.progress(50, of: 100, speed: 10), width: 60)
+    let line = ProgressLine.render(
+      name: "a.bin", progress: Fixtures.progress(50, of: 100, speed: 10), width: 60)
     // 59 columns: name, percent, a bar of what is left (17), details.
-    #expect(line == "a.bin   50% " + String(repeating: "━", count: 8) + String(repeating: "─", count: 9)
-      + "  50 B / 100 B  10 B/s  ETA 5s")
+    #expect(
+      line == "a.bin   50% " + String(repeating: "━", count: 8) + String(repeating: "─", count: 9)
+        + "  50 B / 100 B  10 B/s  ETA 5s")
   }
 
   @Test(arguments: [10, 20, 30, 40, 50, 60, 80, 120, 200, 1000])
@@ -63,7 +66,8 @@ struct ProgressLineTests {
     #expect(!line.contains("─"))
     #expect(line.hasSuffix("ETA 0s"))
     // An empty file is complete too.
-    #expect(ProgressLine.render(name: "f", progress: Fixtures.progress(0, of: 0), width: 80).contains(" 100% "))
+    #expect(
+      ProgressLine.render(name: "f", progress: Fixtures.progress(0, of: 0), width: 80).contains(" 100% "))
   }
 
   @Test func percentRoundsDown() {
@@ -72,8 +76,10 @@ struct ProgressLineTests {
   }
 
   @Test func connectionsShownWhenMoreThanOne() {
-    let one = ProgressLine.render(name: "f", progress: Fixtures.progress(1, of: 2, connections: 1), width: 100)
-    let four = ProgressLine.render(name: "f", progress: Fixtures.progress(1, of: 2, connections: 4), width: 100)
+    let one = ProgressLine.render(
+      name: "f", progress: Fixtures.progress(1, of: 2, connections: 1), width: 100)
+    let four = ProgressLine.render(
+      name: "f", progress: Fixtures.progress(1, of: 2, connections: 4), width: 100)
     #expect(!one.contains("×"))
     #expect(four.hasSuffix("  ×4"))
   }
@@ -99,7 +105,8 @@ struct ProgressLineTests {
   }
 
   @Test func controlCharactersInNamesAreNeutralized() {
-    let line = ProgressLine.render(name: "evil\u{1B}[2Jname\n", progress: Fixtures.progress(1, of: 2), width: 80)
+    let line = ProgressLine.render(
+      name: "evil\u{1B}[2Jname\n", progress: Fixtures.progress(1, of: 2), width: 80)
     #expect(!line.contains("\u{1B}") && !line.contains("\n"))
     #expect(line.hasPrefix("evil?[2Jname?"))
   }
@@ -146,8 +153,10 @@ struct ProgressLineTests {
 
   @Test func plainLine() {
     #expect(
-      ProgressLine.plain(name: "a.iso", progress: Fixtures.progress(412 * mib, of: 1024 * mib, speed: 2 * 1_048_576))
+      ProgressLine.plain(
+        name: "a.iso", progress: Fixtures.progress(412 * mib, of: 1024 * mib, speed: 2 * 1_048_576))
         == "a.iso 40%, 412 MiB of 1.00 GiB, 2.00 MiB/s, ETA 5m06s")
-    #expect(ProgressLine.plain(name: "s", progress: Fixtures.progress(5, of: nil, speed: 0)) == "s 5 B, 0 B/s")
+    #expect(
+      ProgressLine.plain(name: "s", progress: Fixtures.progress(5, of: nil, speed: 0)) == "s 5 B, 0 B/s")
   }
 }

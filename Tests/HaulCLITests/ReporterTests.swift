@@ -20,7 +20,8 @@ struct ReporterTests {
     _ style: Reporter.Style, _ capture: OutputCapture, _ clock: FakeClock, saved: SavedProgress? = nil
   ) -> Reporter {
     Reporter(
-      style: style, sink: capture.sink, now: { clock.now }, width: { 60 }, displayPath: { $0.lastPathComponent },
+      style: style, sink: capture.sink, now: { clock.now }, width: { 60 },
+      displayPath: { $0.lastPathComponent },
       savedProgress: { _ in saved })
   }
 
@@ -48,9 +49,12 @@ struct ReporterTests {
     reporter.handle(.started(Fixtures.start(total: 100)))
     reporter.handle(.progress(Fixtures.progress(10, of: 100)))
     let before = capture.stderr.count
-    reporter.handle(.retrying(Fixtures.retry(attempt: 3, max: 10, delay: 2, reason: HaulError(.network, "connection reset"))))
+    reporter.handle(
+      .retrying(
+        Fixtures.retry(attempt: 3, max: 10, delay: 2, reason: HaulError(.network, "connection reset"))))
     let after = String(capture.stderr.dropFirst(before))
-    #expect(after.hasPrefix("\r\u{1B}[Khaul: connection reset; retrying in 2.0 s (attempt 3 of 10)\n\rubuntu.iso"))
+    #expect(
+      after.hasPrefix("\r\u{1B}[Khaul: connection reset; retrying in 2.0 s (attempt 3 of 10)\n\rubuntu.iso"))
   }
 
   @Test func completionReplacesTheLine() {
@@ -64,14 +68,19 @@ struct ReporterTests {
   }
 
   @Test func summaries() {
-    #expect(Reporter.summary(Fixtures.result(alreadyComplete: true), path: "a.iso") == "✓ a.iso is already complete")
+    #expect(
+      Reporter.summary(Fixtures.result(alreadyComplete: true), path: "a.iso") == "✓ a.iso is already complete"
+    )
     #expect(
       Reporter.summary(Fixtures.result(alreadyComplete: true, remoteChanged: true), path: "a.iso")
         == "! a.iso is complete, but the server's copy has changed since; --overwrite fetches the new one")
     #expect(
-      Reporter.summary(Fixtures.result(total: 100 * mib, received: 60 * mib, resumedFrom: 40 * mib, duration: 2), path: "a")
+      Reporter.summary(
+        Fixtures.result(total: 100 * mib, received: 60 * mib, resumedFrom: 40 * mib, duration: 2), path: "a")
         == "✓ saved a (100 MiB in 2.00 s, 30.0 MiB/s; resumed from 40.0 MiB)")
-    #expect(Reporter.summary(Fixtures.result(total: 0, received: 0, duration: 0), path: "e") == "✓ saved e (0 B in 0.00 s)")
+    #expect(
+      Reporter.summary(Fixtures.result(total: 0, received: 0, duration: 0), path: "e")
+        == "✓ saved e (0 B in 0.00 s)")
   }
 
   @Test func startTexts() {
@@ -93,11 +102,14 @@ struct ReporterTests {
     #expect(
       Reporter.errorText(HaulError(.network, "refused", hint: "is the server up?"))
         == "haul: refused\nhaul: is the server up?\n")
-    let interrupted = HaulError(.interrupted, "stopped; 41.2 MiB saved", hint: "run the same command again to resume")
+    let interrupted = HaulError(
+      .interrupted, "stopped; 41.2 MiB saved", hint: "run the same command again to resume")
     #expect(
       Reporter.errorText(interrupted, held: (41 * mib, 100 * mib))
         == "haul: stopped at 41.0 MiB of 100 MiB; run the same command again to resume\n")
-    #expect(Reporter.errorText(interrupted) == "haul: stopped; 41.2 MiB saved\nhaul: run the same command again to resume\n")
+    #expect(
+      Reporter.errorText(interrupted)
+        == "haul: stopped; 41.2 MiB saved\nhaul: run the same command again to resume\n")
   }
 
   @Test func interruptUsesWhatIsOnDisk() {
@@ -106,8 +118,12 @@ struct ReporterTests {
     var reporter = reporter(.terminal, capture, FakeClock(), saved: saved)
     reporter.handle(.started(Fixtures.start(total: 100 * mib)))
     reporter.handle(.progress(Fixtures.progress(10 * mib, of: 100 * mib)))
-    reporter.handle(.failed(HaulError(.interrupted, "stopped; 50.0 MiB saved", hint: "run the same command again to resume")))
-    #expect(capture.stderr.hasSuffix("\r\u{1B}[Khaul: stopped at 50.0 MiB of 100 MiB; run the same command again to resume\n"))
+    reporter.handle(
+      .failed(
+        HaulError(.interrupted, "stopped; 50.0 MiB saved", hint: "run the same command again to resume")))
+    #expect(
+      capture.stderr.hasSuffix(
+        "\r\u{1B}[Khaul: stopped at 50.0 MiB of 100 MiB; run the same command again to resume\n"))
   }
 
   @Test func plainPrintsEveryTenPercentOrFiveSeconds() {
