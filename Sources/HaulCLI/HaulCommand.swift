@@ -107,9 +107,12 @@ final class InterruptHandler: @unchecked Sendable {
     for number in signals {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-      source.setEventHandler { [unowned self] in
-        count += 1
-        if count == 1 { first() } else { again() }
+      source.setEventHandler { [unowned self, source] in
+        // `data` counts the signals since the last call: two quick Ctrl-Cs arrive as one call.
+        let before = count
+        count += max(1, Int(source.data))
+        if before == 0 { first() }
+        if count > 1 { again() }
       }
       source.resume()
       sources.append(source)
@@ -119,7 +122,10 @@ final class InterruptHandler: @unchecked Sendable {
   /// Cancels the sources and restores the default dispositions.
   func stop() {
     queue.sync {
-      for source in sources { source.cancel() }
+      for source in sources {
+        source.setEventHandler(handler: nil)  // It holds the source.
+        source.cancel()
+      }
       sources.removeAll()
     }
     for number in signals { signal(number, SIG_DFL) }
