@@ -1,0 +1,347 @@
+import Haul
+
+/// A mistake on the command line: `haul` prints `haul: <message>` and `Try 'haul --help'.`, and exits 2.
+struct UsageError: Error, Equatable, CustomStringConvertible {
+  let message: String
+
+  init(_ message: String) { self.message = message }
+
+  var description: String { message }
+}
+
+/// What the command line asks for.
+enum CommandRequest: Equatable {
+  case download(CommandLineOptions)
+  case help
+  case version
+}
+
+/// The parsed options of one `haul` run.
+struct CommandLineOptions: Equatable {
+  struct Header: Equatable {
+    let name: String
+    let value: String
+  }
+
+  var url = ""
+  /// `-o`: exactly this file.
+  var output: String?
+  /// `-d`: a directory for the server-suggested name; nil means the current directory.
+  var directory: String?
+  var connections = 1
+  var rateLimit: Int64?
+  var retries: Int?
+  var timeout: Double?
+  var headers: [Header] = []
+  var overwrite = false
+  var quiet = false
+  var json = false
+  var insecure = false
+
+  /// The library options these command-line options stand for.
+  var downloadOptions: DownloadOptions {
+    var options = DownloadOptions()
+    options.connections = connections
+    options.rateLimit = rateLimit
+    if let retries { options.maxAttemptsWithoutProgress = retries }
+    if let timeout { options.stallTimeout = timeout }
+    options.headers = headers.map { (name: $0.name, value: $0.value) }
+    options.overwrite = overwrite
+    options.verifyTLS = !insecure
+    options.keepPartialOnCancel = true
+    return options
+  }
+}
+
+// MARK: - The option table
+
+/// One command-line option: its spellings, whether it takes a value, its help, and what it does.
+struct OptionSpec: Sendable {
+  /// What applying an option does to the parse.
+  enum Effect {
+    case proceed
+    case stop(CommandRequest)
+  }
+
+  typealias Apply =
+    @Sendable (_ options: inout CommandLineOptions, _ value: String, _ spelling: String)
+    throws(UsageError) -> Effect
+
+  let short: Character?
+  let long: String
+  /// The value's placeholder in help (`FILE`), or nil for a flag.
+  let valueName: String?
+  let help: String
+  let apply: Apply
+
+  var takesValue: Bool { valueName != nil }
+
+  /// `-o, --output FILE` as shown in help.
+  var synopsis: String {
+    let names = (short.map { "-\($0), " } ?? "    ") + "--" + long
+    return valueName.map { names + " " + $0 } ?? names
+  }
+
+  static func flag(
+    _ short: Character?, _ long: String, _ help: String,
+    _ apply: @escaping @Sendable (inout CommandLineOptions) -> Effect
+  ) -> OptionSpec {
+    OptionSpec(short: short, long: long, valueName: nil, help: help) { options, _, _ in apply(&options) }
+  }
+
+  static func value(
+    _ short: Character?, _ long: String, _ valueName: String, _ help: String, _ apply: @escaping Apply
+  ) -> OptionSpec {
+    OptionSpec(short: short, long: long, valueName: valueName, help: help, apply: apply)
+  }
+}
+
+extension CommandLineOptions {
+  /// Every option `haul` knows, in the order help lists them.
+  static let table: [OptionSpec] = [
+    .value("o", "output", "FILE", "save to exactly FILE (not with --dir)") {
+      options, value, spelling throws(UsageError) in
+      guard !value.isEmpty else { throw UsageError("\(spelling): the file name is empty") }
+      options.output = value
+      return .proceed
+    },
+    .value("d", "dir", "DIR", "save into DIR under the server's file name (default: .)") {
+      options, value, spelling throws(UsageError) in
+      guard !value.isEmpty else { throw UsageError("\(spelling): the directory name is empty") }
+      options.directory = value
+      return .proceed
+    },
+    .value("x", "connections", "N", "connections to use, 1 to 64 (default: 1)") {
+      options, value, spelling throws(UsageError) in
+      guard let count = Int(value), (1...64).contains(count) else {
+        throw UsageError("\(spelling): '\(value)' is not a number from 1 to 64")
+      }
+      options.connections = count
+      return .proceed
+    },
+    .value(nil, "limit-rate", "RATE", "receive at most RATE bytes per second (500K, 2M)") {
+      options, value, spelling throws(UsageError) in
+      guard let rate = parseRate(value) else {
+        throw UsageError("\(spelling): '\(value)' is not a rate (examples: 500K, 2M)")
+      }
+      options.rateLimit = rate
+      return .proceed
+    },
+    .value(nil, "retries", "N", "give up after N failed attempts in a row (default: 10)") {
+      options, value, spelling throws(UsageError) in
+      guard let count = Int(value), count >= 1 else {
+        throw UsageError("\(spelling): '\(value)' is not a whole number of at least 1")
+      }
+      options.retries = count
+      return .proceed
+    },
+    .value(nil, "timeout", "SECONDS", "retry when no byte arrives for SECONDS (default: 30)") {
+      options, value, spelling throws(UsageError) in
+      guard let seconds = parseSeconds(value) else {
+        throw UsageError("\(spelling): '\(value)' is not a positive number of seconds")
+      }
+      options.timeout = seconds
+      return .proceed
+    },
+    .value("H", "header", "'NAME: VALUE'", "send this request header (repeatable)") {
+      options, value, spelling throws(UsageError) in
+      options.headers.append(try parseHeader(value, spelling: spelling))
+      return .proceed
+    },
+    .flag(nil, "overwrite", "replace a file haul did not make, or one changed on the server") {
+      $0.overwrite = true
+      return .proceed
+    },
+    .flag("q", "quiet", "print nothing but errors") {
+      $0.quiet = true
+      return .proceed
+    },
+    .flag(nil, "json", "print one JSON object per event on standard output") {
+      $0.json = true
+      return .proceed
+    },
+    .flag(nil, "insecure", "do not verify TLS certificates (testing only)") {
+      $0.insecure = true
+      return .proceed
+    },
+    .flag(nil, "version", "print the version and exit") { _ in .stop(.version) },
+    .flag("h", "help", "print this help and exit") { _ in .stop(.help) },
+  ]
+
+  static func spec(long name: String) -> OptionSpec? { table.first { $0.long == name } }
+  static func spec(short name: Character) -> OptionSpec? { table.first { $0.short == name } }
+
+  // MARK: Parsing
+
+  /// Parses the arguments after the program name.
+  static func parse(_ arguments: [String]) throws(UsageError) -> CommandRequest {
+    var options = CommandLineOptions()
+    var positionals: [String] = []
+    var index = 0
+    var optionsEnded = false
+
+    /// The value for `spec`: the inline text if any, else the next argument.
+    func value(for spec: OptionSpec, spelling: String, inline: String?) throws(UsageError) -> String {
+      if let inline { return inline }
+      guard index < arguments.count else {
+        throw UsageError("\(spelling): missing \(spec.valueName ?? "value")")
+      }
+      defer { index += 1 }
+      return arguments[index]
+    }
+
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+        positionals.append(argument)
+      } else if argument == "--" {
+        optionsEnded = true
+      } else if argument.hasPrefix("--") {
+        let body = argument.dropFirst(2)
+        let name: String
+        let inline: String?
+        if let equals = body.firstIndex(of: "=") {
+          name = String(body[..<equals])
+          inline = String(body[body.index(after: equals)...])
+        } else {
+          name = String(body)
+          inline = nil
+        }
+        let spelling = "--" + name
+        guard let spec = spec(long: name) else { throw unknownOption(spelling) }
+        let text: String
+        if spec.takesValue {
+          text = try value(for: spec, spelling: spelling, inline: inline)
+        } else {
+          guard inline == nil else { throw UsageError("\(spelling): takes no value") }
+          text = ""
+        }
+        if case .stop(let request) = try spec.apply(&options, text, spelling) { return request }
+      } else {
+        // `-output` is far likelier a typo for `--output` than `-o utput`.
+        if argument.count > 2, spec(long: String(argument.dropFirst())) != nil {
+          throw unknownOption(argument)
+        }
+        // One or more short options: `-q`, `-qx4`, `-o FILE`, `-oFILE`.
+        var rest = Substring(argument.dropFirst())
+        while let letter = rest.first {
+          rest = rest.dropFirst()
+          let spelling = "-" + String(letter)
+          guard let spec = spec(short: letter) else { throw unknownOption(spelling) }
+          var text = ""
+          if spec.takesValue {
+            text = try value(for: spec, spelling: spelling, inline: rest.isEmpty ? nil : String(rest))
+            rest = ""
+          }
+          if case .stop(let request) = try spec.apply(&options, text, spelling) { return request }
+        }
+      }
+    }
+
+    if options.output != nil, options.directory != nil {
+      throw UsageError("--output and --dir cannot be used together (--output names the whole path)")
+    }
+    guard let url = positionals.first else { throw UsageError("no URL given") }
+    guard positionals.count == 1 else {
+      throw UsageError("unexpected argument '\(positionals[1])' (give exactly one URL)")
+    }
+    guard !url.isEmpty else { throw UsageError("the URL is empty") }
+    options.url = url
+    return .download(options)
+  }
+
+  // MARK: Values
+
+  /// `500K`, `2M`, `2MiB/s`: a positive number of bytes per second.
+  static func parseRate(_ text: String) -> Int64? {
+    var text = Substring(text)
+    if text.lowercased().hasSuffix("/s") { text = text.dropLast(2) }
+    guard let rate = ByteQuantity.parse(String(text)), rate > 0 else { return nil }
+    return rate
+  }
+
+  /// `30`, `2.5`, `.5`: a positive, finite number of seconds, in plain decimal.
+  static func parseSeconds(_ text: String) -> Double? {
+    let allowed = text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
+    guard !text.isEmpty, allowed, text.filter({ $0 == "." }).count <= 1, text != ".",
+      let seconds = Double(text), seconds.isFinite, seconds > 0
+    else { return nil }
+    return seconds
+  }
+
+  /// `Name: value`, where the name is an HTTP token and the value's surrounding blanks are trimmed.
+  static func parseHeader(_ text: String, spelling: String) throws(UsageError) -> Header {
+    guard let colon = text.firstIndex(of: ":") else {
+      throw UsageError("\(spelling): '\(text)' is not a header (expected 'Name: value')")
+    }
+    let name = String(text[..<colon])
+    guard !name.isEmpty else {
+      throw UsageError("\(spelling): '\(text)' has no name before the colon (expected 'Name: value')")
+    }
+    guard name.unicodeScalars.allSatisfy(isTokenCharacter) else {
+      throw UsageError("\(spelling): '\(name)' is not a valid header name")
+    }
+    let blanks: Set<Character> = [" ", "\t"]
+    var value = text[text.index(after: colon)...]
+    while let first = value.first, blanks.contains(first) { value = value.dropFirst() }
+    while let last = value.last, blanks.contains(last) { value = value.dropLast() }
+    guard value.unicodeScalars.allSatisfy({ $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) }) else {
+      throw UsageError("\(spelling): the value of '\(name)' contains control characters")
+    }
+    return Header(name: name, value: String(value))
+  }
+
+  private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+    guard scalar.isASCII else { return false }
+    if ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar) {
+      return true
+    }
+    return "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar)
+  }
+
+  // MARK: Unknown options
+
+  static func unknownOption(_ spelling: String) -> UsageError {
+    if let suggestion = suggestion(for: spelling) {
+      return UsageError("unknown option '\(spelling)' (did you mean '\(suggestion)'?)")
+    }
+    return UsageError("unknown option '\(spelling)'")
+  }
+
+  /// The closest known long option, when it is close enough to be a likely typo.
+  static func suggestion(for spelling: String) -> String? {
+    guard spelling.hasPrefix("--") else {
+      // `-output` instead of `--output`.
+      let word = String(spelling.dropFirst())
+      return word.count > 1 && spec(long: word) != nil ? "--" + word : nil
+    }
+    let word = spelling.dropFirst(2).lowercased()
+    guard !word.isEmpty else { return nil }
+    var best: (name: String, distance: Int)?
+    for spec in table {
+      let distance =
+        spec.long.hasPrefix(word) && word.count >= 2 ? 0 : editDistance(Array(word), Array(spec.long))
+      if distance < (best?.distance ?? Int.max) { best = (spec.long, distance) }
+    }
+    guard let best, best.distance <= max(1, min(2, word.count / 3)) else { return nil }
+    return "--" + best.name
+  }
+
+  /// Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps.
+  static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    var d = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
+    for i in 0...a.count { d[i][0] = i }
+    for j in 0...b.count { d[0][j] = j }
+    for i in stride(from: 1, through: a.count, by: 1) {
+      for j in stride(from: 1, through: b.count, by: 1) {
+        let cost = a[i - 1] == b[j - 1] ? 0 : 1
+        d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+        if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+          d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+        }
+      }
+    }
+    return d[a.count][b.count]
+  }
+}

@@ -1,0 +1,33 @@
+import Haul
+
+/// The `haul` command's exit statuses.
+///
+/// 0 ok · 1 generic · 2 usage · 3 file I/O · 4 network · 5 TLS · 6 authentication ·
+/// 7 protocol · 8 server error · 9 checksum · 130 interrupted.
+enum ExitStatus {
+  static let success: Int32 = 0
+  static let usage: Int32 = 2
+  static let interrupted: Int32 = 130
+
+  /// The status for a failure; the library's categories carry their codes.
+  static func code(for error: HaulError) -> Int32 {
+    let code = error.category.exitCode
+    // Exit statuses are one byte; anything unexpected is a generic failure.
+    return (1...255).contains(code) ? code : 1
+  }
+
+  /// Lines for the exit-status section of `--help`.
+  static let table: [(code: Int32, meaning: String)] = [
+    (0, "the file is complete"),
+    (1, "some other error"),
+    (2, "bad command line or options"),
+    (3, "a local file could not be read or written"),
+    (4, "network error (gave up retrying)"),
+    (5, "the server's TLS certificate could not be verified"),
+    (6, "the server wants credentials or refused them"),
+    (7, "the server's responses were inconsistent"),
+    (8, "the server answered with an error status"),
+    (9, "a checksum did not match"),
+    (130, "interrupted; run the same command again to resume"),
+  ]
+}

@@ -1,0 +1,218 @@
+import Foundation
+import Haul
+
+/// Turns download events into what the user sees: a progress line, log lines, or JSON.
+///
+/// A value type owned by the task that consumes `Download.events`; time, width and output are
+/// injected so tests can drive it.
+struct Reporter: Sendable {
+  enum Style: Equatable, Sendable {
+    /// `-q`: errors only.
+    case quiet
+    /// `--json`: one object per event on stdout; errors also on stderr.
+    case json
+    /// stderr is a terminal: one progress line redrawn in place.
+    case terminal
+    /// stderr is a file or pipe: a plain progress line now and then.
+    case plain
+  }
+
+  /// Shortest time between redraws of the terminal line.
+  static let redrawInterval = 0.1
+  /// Longest time between plain progress lines (they also appear at every 10%).
+  static let plainInterval = 5.0
+
+  let style: Style
+  let sink: OutputSink
+  /// Monotonic seconds.
+  let now: @Sendable () -> Double
+  /// The terminal's width in columns.
+  let width: @Sendable () -> Int
+  /// How a file's path is shown in messages.
+  let displayPath: @Sendable (URL) -> String
+  /// What an interrupted download left on disk (the events may lag behind it).
+  let savedProgress: @Sendable (URL) -> SavedProgress?
+
+  private(set) var file: URL?
+  private(set) var name: String?
+  private(set) var lastProgress: DownloadProgress?
+  private var startsSeen = 0
+  private var lineShown = false
+  private var lastDraw = -Double.infinity
+  private var tick = 0
+  private var lastPlainTime = -Double.infinity
+  private var lastPlainDecile = -1
+
+  init(
+    style: Style, sink: OutputSink,
+    now: @escaping @Sendable () -> Double,
+    width: @escaping @Sendable () -> Int = { 80 },
+    displayPath: @escaping @Sendable (URL) -> String = Reporter.relativePath,
+    savedProgress: @escaping @Sendable (URL) -> SavedProgress? = { SavedProgress.load(for: $0) }
+  ) {
+    self.savedProgress = savedProgress
+    self.style = style
+    self.sink = sink
+    self.now = now
+    self.width = width
+    self.displayPath = displayPath
+  }
+
+  mutating func handle(_ event: DownloadEvent) {
+    if style == .json {
+      sink.stdout(JSONEventLine.encode(event) + "\n")
+      if case .failed(let error) = event { sink.stderr(Self.errorText(error, held: heldAmount())) }
+      if case .started(let start) = event { file = start.file }
+      if case .progress(let progress) = event { lastProgress = progress }
+      return
+    }
+    switch event {
+    case .started(let start):
+      file = start.file
+      name = start.file.lastPathComponent
+      startsSeen += 1
+      if startsSeen == 1 {
+        lastPlainTime = now()
+        if let total = start.totalBytes, total > 0 {
+          lastPlainDecile = Int((Double(start.resumedFrom) / Double(total) * 10).rounded(.down))
+        }
+        message(Self.startText(start, path: displayPath(start.file)))
+      } else if start.resumedFrom > 0 {
+        message("resuming at " + Self.amount(start.resumedFrom, of: start.totalBytes))
+      }
+    case .progress(let progress):
+      lastProgress = progress
+      showProgress(progress)
+    case .paused(let progress):
+      lastProgress = progress
+    case .resumed:
+      break
+    case .restarted(let reason):
+      message(ProgressLine.sanitize(reason) + "; starting over")
+    case .retrying(let notice):
+      message(Self.retryText(notice))
+    case .completed(let result):
+      guard style != .quiet else { return }
+      clearLine()
+      sink.stderr(Self.summary(result, path: displayPath(result.file)) + "\n")
+    case .failed(let error):
+      clearLine()
+      sink.stderr(Self.errorText(error, held: heldAmount()))
+    }
+  }
+
+  /// Bytes held and the total, from disk when possible, else from the last progress event.
+  private func heldAmount() -> (bytes: Int64, total: Int64?)? {
+    if let file, let saved = savedProgress(file) { return (saved.bytes, saved.totalBytes) }
+    return lastProgress.map { ($0.bytes, $0.totalBytes) }
+  }
+
+  // MARK: - Texts
+
+  static func startText(_ start: DownloadStart, path: String) -> String {
+    let shown = ProgressLine.sanitize(path)
+    if start.resumedFrom > 0 {
+      return "resuming \(shown) at " + amount(start.resumedFrom, of: start.totalBytes)
+    }
+    let size = start.totalBytes.map(ByteQuantity.format) ?? "size unknown"
+    return "downloading \(shown) (\(size))"
+  }
+
+  static func retryText(_ notice: RetryNotice) -> String {
+    ProgressLine.sanitize(notice.reason.message) + "; retrying in "
+      + ProgressLine.formatFixed(notice.delay, decimals: 1)
+      + " s (attempt \(notice.attempt) of \(notice.maxAttempts))"
+  }
+
+  /// `✓ saved ubuntu.iso (1.00 GiB in 12.3 s, 83.2 MiB/s)` and friends.
+  static func summary(_ result: DownloadResult, path: String) -> String {
+    let shown = ProgressLine.sanitize(path)
+    if result.wasAlreadyComplete {
+      if result.remoteChanged {
+        return
+          "! \(shown) is complete, but the server's copy has changed since; --overwrite fetches the new one"
+      }
+      return "✓ \(shown) is already complete"
+    }
+    var details =
+      ByteQuantity.format(result.totalBytes) + " in " + ProgressLine.formatDuration(result.duration)
+    if result.duration > 0, result.bytesReceived > 0 {
+      details += ", " + ByteQuantity.formatRate(Double(result.bytesReceived) / result.duration)
+    }
+    if result.resumedFrom > 0 {
+      details += "; resumed from " + ByteQuantity.format(result.resumedFrom)
+    }
+    return "✓ saved \(shown) (\(details))"
+  }
+
+  /// `haul: message` and `haul: hint`, each ending in a newline.
+  static func errorText(_ error: HaulError, held: (bytes: Int64, total: Int64?)? = nil) -> String {
+    if error.category == .interrupted, error.hint != nil, let held {
+      return "haul: stopped at " + amount(held.bytes, of: held.total)
+        + "; run the same command again to resume\n"
+    }
+    var text = "haul: " + ProgressLine.sanitize(error.message) + "\n"
+    if let hint = error.hint { text += "haul: " + ProgressLine.sanitize(hint) + "\n" }
+    return text
+  }
+
+  /// `41.2 MiB of 100 MiB`, or just `41.2 MiB` when the total is unknown.
+  static func amount(_ bytes: Int64, of total: Int64?) -> String {
+    ByteQuantity.format(bytes) + (total.map { " of " + ByteQuantity.format($0) } ?? "")
+  }
+
+  /// The path relative to the current directory when it is inside it.
+  @Sendable static func relativePath(_ file: URL) -> String {
+    let path = file.path
+    let directory = FileManager.default.currentDirectoryPath
+    let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+    return path.hasPrefix(prefix) && path.count > prefix.count ? String(path.dropFirst(prefix.count)) : path
+  }
+
+  // MARK: - Drawing
+
+  /// A line above the progress line (or a plain line), unless quiet.
+  private mutating func message(_ text: String) {
+    guard style != .quiet else { return }
+    let redraw = lineShown
+    clearLine()
+    sink.stderr("haul: " + text + "\n")
+    if redraw, let lastProgress { draw(lastProgress) }
+  }
+
+  private mutating func showProgress(_ progress: DownloadProgress) {
+    switch style {
+    case .quiet, .json:
+      return
+    case .terminal:
+      let time = now()
+      let finished = progress.totalBytes.map { progress.bytes >= $0 } ?? false
+      guard time - lastDraw >= Self.redrawInterval || finished else { return }
+      lastDraw = time
+      tick += 1
+      draw(progress)
+    case .plain:
+      if let total = progress.totalBytes, progress.bytes >= total { return }  // The summary follows.
+      let time = now()
+      let decile = progress.fraction.map { Int(($0 * 10).rounded(.down)) } ?? -1
+      guard time - lastPlainTime >= Self.plainInterval || decile > lastPlainDecile else { return }
+      lastPlainTime = time
+      lastPlainDecile = max(lastPlainDecile, decile)
+      sink.stderr("haul: " + ProgressLine.plain(name: name ?? "", progress: progress) + "\n")
+    }
+  }
+
+  private mutating func draw(_ progress: DownloadProgress) {
+    guard style == .terminal else { return }
+    let line = ProgressLine.render(name: name ?? "", progress: progress, width: width(), tick: tick)
+    sink.stderr("\r" + line + Terminal.clearToEnd)
+    lineShown = true
+  }
+
+  /// Removes the progress line so that a message can take its place.
+  private mutating func clearLine() {
+    guard lineShown else { return }
+    sink.stderr("\r" + Terminal.clearToEnd)
+    lineShown = false
+  }
+}
