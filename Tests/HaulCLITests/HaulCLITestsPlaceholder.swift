@@ -1,1 +1,0 @@
-// Placeholder so the HaulCLITests target has a source file; replace with real CLI tests.
