@@ -30,6 +30,13 @@ public struct DownloadStart: Sendable, Equatable {
   public let resumedFrom: Int64
   /// The full size, when the server said.
   public let totalBytes: Int64?
+
+  public init(file: URL, finalURL: String, resumedFrom: Int64, totalBytes: Int64?) {
+    self.file = file
+    self.finalURL = finalURL
+    self.resumedFrom = resumedFrom
+    self.totalBytes = totalBytes
+  }
 }
 
 /// A snapshot of a download's progress.
@@ -73,6 +80,13 @@ public struct RetryNotice: Sendable {
   public let delay: TimeInterval
   /// Why the attempt failed.
   public let reason: HaulError
+
+  public init(attempt: Int, maxAttempts: Int, delay: TimeInterval, reason: HaulError) {
+    self.attempt = attempt
+    self.maxAttempts = maxAttempts
+    self.delay = delay
+    self.reason = reason
+  }
 }
 
 /// A finished download.
@@ -94,4 +108,18 @@ public struct DownloadResult: Sendable, Equatable {
   public let remoteChanged: Bool
   /// Wall time of this session, seconds.
   public let duration: TimeInterval
+
+  public init(
+    file: URL, totalBytes: Int64, bytesReceived: Int64, resumedFrom: Int64, finalURL: String,
+    wasAlreadyComplete: Bool, remoteChanged: Bool, duration: TimeInterval
+  ) {
+    self.file = file
+    self.totalBytes = totalBytes
+    self.bytesReceived = bytesReceived
+    self.resumedFrom = resumedFrom
+    self.finalURL = finalURL
+    self.wasAlreadyComplete = wasAlreadyComplete
+    self.remoteChanged = remoteChanged
+    self.duration = duration
+  }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestSupport
+import Synchronization
 import Testing
 
 @testable import Haul
@@ -42,23 +43,31 @@ import Testing
   /// Runs a download to its end and collects its events.
   static func run(
     _ url: String, to destination: DownloadDestination, options: DownloadOptions = fastOptions(),
-    during: (@Sendable (Download) async -> Void)? = nil
+    onEvent: (@Sendable (DownloadEvent, Download) -> Void)? = nil
   ) async throws -> Outcome {
     let download = try Download(url: url, to: destination, options: options)
+    // The one consumer of the event stream; tests react to events through `onEvent`.
     let collector = Task {
       var events: [DownloadEvent] = []
-      for await event in download.events { events.append(event) }
+      for await event in download.events {
+        events.append(event)
+        onEvent?(event, download)
+      }
       return events
     }
-    let side = Task { await during?(download) }
     let result: Result<DownloadResult, HaulError>
     do throws(HaulError) {
       result = .success(try await download.run())
     } catch {
       result = .failure(error)
     }
-    await side.value
     return Outcome(result: result, events: await collector.value)
+  }
+
+  /// True the first time only.
+  final class Once: Sendable {
+    private let done = Mutex(false)
+    func callAsFunction() -> Bool { done.withLock { done in defer { done = true }; return !done } }
   }
 
   static func bytes(_ url: URL) -> [UInt8]? {
@@ -627,14 +636,14 @@ import Testing
     server.setResource("/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(bytesPerSecond: 2_000_000)))
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
-    let outcome = try await Self.run(server.url("/f"), to: .file(file)) { download in
-      for await event in download.events {
-        guard case .progress(let progress) = event, progress.bytes > 100_000 else { continue }
-        break
-      }
+    let once = Once()
+    let outcome = try await Self.run(server.url("/f"), to: .file(file)) { event, download in
+      guard case .progress(let progress) = event, progress.bytes > 100_000, once() else { return }
       download.pause()
-      try? await Task.sleep(for: .milliseconds(300))
-      download.resume()
+      Task {
+        try? await Task.sleep(for: .milliseconds(300))
+        download.resume()
+      }
     }
     #expect(outcome.error == nil)
     #expect(Self.bytes(file) == body)
@@ -651,22 +660,16 @@ import Testing
     server.setResource("/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(bytesPerSecond: 2_000_000)))
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
-    let kept = try await Self.run(server.url("/f"), to: .file(file)) { download in
-      for await event in download.events {
-        if case .progress(let progress) = event, progress.bytes > 50_000 { break }
-      }
-      download.cancel()
+    let kept = try await Self.run(server.url("/f"), to: .file(file)) { event, download in
+      if case .progress(let progress) = event, progress.bytes > 50_000 { download.cancel() }
     }
     #expect(kept.error?.category == .interrupted)
     let saved = try #require(SavedProgress.load(for: file))
     #expect(saved.bytes > 50_000)
     #expect(!Self.exists(file.path))
 
-    let discarded = try await Self.run(server.url("/f"), to: .file(file)) { download in
-      for await event in download.events {
-        if case .progress = event { break }
-      }
-      download.cancel(keepPartial: false)
+    let discarded = try await Self.run(server.url("/f"), to: .file(file)) { event, download in
+      if case .progress = event { download.cancel(keepPartial: false) }
     }
     #expect(discarded.error?.category == .interrupted)
     #expect(!Self.exists(file.path + ".part"))
