@@ -68,7 +68,7 @@ final class CurlTransport: Transport {
         for command in takeCommands() {
           switch command {
           case .start(let id, let request, let sink): start(id: id, request, sink: sink)
-          case .cancel(let id): finish(id: id, code: nil, cancelled: true)
+          case .cancel(let id): finish(id: id, .cancelled)
           }
         }
         var running: Int32 = 0
@@ -79,12 +79,14 @@ final class CurlTransport: Transport {
             let easy = message.pointee.easy_handle,
             let id = idsByEasy[UnsafeMutableRawPointer(easy)]
           else { continue }
-          finish(id: id, code: message.pointee.data.result, cancelled: false)
+          finish(id: id, .curl(message.pointee.data.result))
         }
         var timeout: UInt64 = transfers.isEmpty ? 10_000_000_000 : 1_000_000_000
         let now = Monotonic.now()
-        for transfer in transfers.values {
+        for (id, transfer) in transfers {
           if let wait = transfer.unpauseIfDue(now: now) { timeout = min(timeout, wait) }
+          // libcurl's low-speed check averages over seconds; a stall is judged from the last byte instead.
+          if transfer.isStalled(now: now) { finish(id: id, .stalled) }
         }
         _ = ccurl_multi_poll(multi.pointer, Int32(min(timeout / 1_000_000 + 1, 10_000)), nil)
       }
@@ -107,11 +109,11 @@ final class CurlTransport: Transport {
       }
     }
 
-    private func finish(id: UInt64, code: Int32?, cancelled: Bool) {
+    private func finish(id: UInt64, _ ending: CurlTransfer.Ending) {
       guard let transfer = transfers.removeValue(forKey: id) else { return }
       idsByEasy[UnsafeMutableRawPointer(transfer.easy)] = nil
       _ = ccurl_multi_remove_handle(multi.pointer, transfer.easy)
-      transfer.finish(code: code ?? Int32(CCURLE_OK), cancelled: cancelled)
+      transfer.finish(ending)
     }
   }
 }
@@ -154,6 +156,9 @@ private final class CurlTransfer {
   private var disposition: BodyDisposition?
 
   private let rateLimiter: RateLimiter?
+  private let stallTimeout: UInt64
+  /// When a byte (header or body) last arrived, or the transfer last left a rate-limit pause.
+  private var lastActivity: UInt64
   /// When a transfer paused by the rate limiter may receive again (monotonic ns).
   private(set) var resumeAt: UInt64?
 
@@ -164,6 +169,8 @@ private final class CurlTransfer {
     self.easy = easy
     self.sink = sink
     self.rateLimiter = request.rateLimiter
+    self.stallTimeout = UInt64(max(0.001, request.stallTimeout) * 1e9)
+    self.lastActivity = Monotonic.now()
     var failed: Int32 = 0
     func set(_ option: Int32, _ value: Int) {
       let code = ccurl_easy_setopt_long(easy, option, value)
@@ -183,10 +190,7 @@ private final class CurlTransfer {
     set(Int32(CCURLOPT_USERAGENT), request.userAgent)
     set(Int32(CCURLOPT_TCP_KEEPALIVE), 1)
     set(Int32(CCURLOPT_BUFFERSIZE), 128 * 1024)
-    let stall = max(1, Int(request.stallTimeout.rounded(.up)))
-    set(Int32(CCURLOPT_CONNECTTIMEOUT), stall)
-    set(Int32(CCURLOPT_LOW_SPEED_LIMIT), 1)
-    set(Int32(CCURLOPT_LOW_SPEED_TIME), stall)
+    set(Int32(CCURLOPT_CONNECTTIMEOUT), max(1, Int(request.stallTimeout.rounded(.up))))
     set(Int32(CCURLOPT_SSL_VERIFYPEER), request.verifyTLS ? 1 : 0)
     set(Int32(CCURLOPT_SSL_VERIFYHOST), request.verifyTLS ? 2 : 0)
     for (name, value) in request.headers {
@@ -220,7 +224,12 @@ private final class CurlTransfer {
     errorBuffer.deallocate()
   }
 
+  func isStalled(now: UInt64) -> Bool {
+    resumeAt == nil && now > lastActivity && now - lastActivity > stallTimeout
+  }
+
   fileprivate func receiveHeaderLine(_ line: UnsafeRawBufferPointer) {
+    lastActivity = Monotonic.now()
     var end = line.count
     while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
     let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<end]), as: UTF8.self)
@@ -255,10 +264,11 @@ private final class CurlTransfer {
 
   /// Returns what the write callback returns: the bytes taken, 0 to abort, or the pause code.
   fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+    let now = Monotonic.now()
+    lastActivity = now
     switch deliverHeadIfNeeded() {
     case .deliver:
       if let rateLimiter {
-        let now = Monotonic.now()
         let wait = rateLimiter.delay(now: now)
         if wait > 0 {
           // libcurl keeps this chunk and offers it again after `unpauseIfDue`.
@@ -278,15 +288,33 @@ private final class CurlTransfer {
     guard let resumeAt else { return nil }
     guard now >= resumeAt else { return resumeAt - now }
     self.resumeAt = nil
+    lastActivity = now
     _ = ccurl_easy_pause(easy, Int32(CCURLPAUSE_CONT))
     return self.resumeAt.map { $0 > now ? $0 - now : 0 }
   }
 
-  func finish(code: Int32, cancelled: Bool) {
-    if cancelled {
+  enum Ending {
+    case curl(Int32)
+    case cancelled
+    case stalled
+  }
+
+  func finish(_ ending: Ending) {
+    let code: Int32
+    switch ending {
+    case .cancelled:
       sink.transferDidFinish(
         head: head, failure: TransportFailure(kind: .cancelled, message: "cancelled", code: 42))
       return
+    case .stalled:
+      let seconds = Double(stallTimeout) / 1e9
+      sink.transferDidFinish(
+        head: head,
+        failure: TransportFailure(
+          kind: .timedOut, message: "no data for \(seconds.formatted()) s", code: Int32(CCURLE_OPERATION_TIMEDOUT)))
+      return
+    case .curl(let result):
+      code = result
     }
     if code == 0 {
       // A body-less response (416, 204, an empty file) reaches the sink here.
