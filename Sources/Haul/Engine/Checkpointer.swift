@@ -13,6 +13,8 @@ final class Checkpointer: Sendable {
     var state: ResumeState?
     var workerQueued = false
     var failure: HaulError?
+    /// Set once the download's files are finished or removed: no state file may appear again.
+    var stopped = false
   }
   private let pending = Mutex(Pending())
 
@@ -27,6 +29,7 @@ final class Checkpointer: Sendable {
   /// Records `state` soon, without blocking the caller. Every byte it claims must already be written.
   func schedule(_ state: ResumeState) {
     let startWorker = pending.withLock { box in
+      guard !box.stopped else { return false }
       box.state = state
       guard !box.workerQueued else { return false }
       box.workerQueued = true
@@ -60,9 +63,19 @@ final class Checkpointer: Sendable {
     try result.get()
   }
 
+  /// Waits for a checkpoint in flight and refuses all later ones; call before the
+  /// sidecar is removed, so a late checkpoint cannot bring it back.
+  func stop() {
+    pending.withLock {
+      $0.stopped = true
+      $0.state = nil
+    }
+    queue.sync {}
+  }
+
   private func takePending() -> ResumeState? {
     pending.withLock { box in
-      guard let state = box.state else {
+      guard !box.stopped, let state = box.state else {
         box.workerQueued = false
         return nil
       }

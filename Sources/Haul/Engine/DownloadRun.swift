@@ -503,6 +503,7 @@ final class DownloadRun: Sendable {
     var finished = state
     finished.totalBytes = total
     finished.setContiguous(total)
+    target.checkpointer.stop()
     do {
       try target.part.truncate(to: total)
       try target.part.sync()
@@ -543,12 +544,14 @@ final class DownloadRun: Sendable {
   private func removeIfEmpty() {
     let (target, held) = shared.withLock { ($0.target, $0.state.heldBytes) }
     guard let target, held == 0 else { return }
+    target.checkpointer.stop()
     try? FileIO.remove(target.paths.part)
     try? FileIO.remove(target.paths.state)
   }
 
   private func discardPartial() {
     guard let target = shared.withLock({ $0.target }) else { return }
+    target.checkpointer.stop()
     try? FileIO.remove(target.paths.part)
     try? FileIO.remove(target.paths.state)
   }

@@ -1,0 +1,173 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// The `haul` process against the in-process test server: what a user at a terminal or a
+/// script sees — files, exit statuses, messages, JSON lines, Ctrl-C.
+@Suite("haul end to end")
+struct CommandEndToEndTests {
+  /// A running `haul`; output is collected on background threads so a full pipe never blocks it.
+  final class HaulProcess: @unchecked Sendable {
+    let process = Process()
+    private let lock = NSLock()
+    private var out = Data()
+    private var err = Data()
+    private let group = DispatchGroup()
+
+    init(_ arguments: [String], in directory: URL) throws {
+      let binary = try #require(BinaryTests.binary, "the haul executable was not found; build it or set HAUL_BINARY")
+      process.executableURL = binary
+      process.arguments = arguments
+      process.currentDirectoryURL = directory
+      process.standardInput = FileHandle.nullDevice
+      let stdout = Pipe()
+      let stderr = Pipe()
+      process.standardOutput = stdout
+      process.standardError = stderr
+      try process.run()
+      collect(stdout.fileHandleForReading) { self.out.append($0) }
+      collect(stderr.fileHandleForReading) { self.err.append($0) }
+    }
+
+    private func collect(_ handle: FileHandle, into append: @escaping @Sendable (Data) -> Void) {
+      group.enter()
+      DispatchQueue.global().async { [lock, group] in
+        while case let chunk = handle.availableData, !chunk.isEmpty {
+          lock.lock()
+          append(chunk)
+          lock.unlock()
+        }
+        group.leave()
+      }
+    }
+
+    var stdout: String { lock.withLock { String(decoding: out, as: UTF8.self) } }
+    var stderr: String { lock.withLock { String(decoding: err, as: UTF8.self) } }
+
+    func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Waits for the exit and for all output.
+    @discardableResult
+    func wait() -> Int32 {
+      process.waitUntilExit()
+      group.wait()
+      return process.terminationStatus
+    }
+  }
+
+  static func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, stdout: String, stderr: String) {
+    let haul = try HaulProcess(arguments, in: directory)
+    let status = haul.wait()
+    return (status, haul.stdout, haul.stderr)
+  }
+
+  static func bytes(_ url: URL) -> [UInt8]? { (try? Data(contentsOf: url)).map { Array($0) } }
+
+  @Test func downloadsIntoTheCurrentDirectoryQuietly() throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 300_000, seed: 1)
+    server.setResource("/files/data.bin", TestResource(body: body, etag: "\"1\""))
+    let directory = try TemporaryDirectory()
+    let result = try Self.run(["-q", server.url("/files/data.bin")], in: directory.url)
+    #expect(result.status == 0)
+    #expect(result.stderr.isEmpty)
+    #expect(result.stdout.isEmpty)
+    #expect(Self.bytes(directory.file("data.bin")) == body)
+  }
+
+  @Test func jsonLinesDescribeTheDownload() throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 200_000, seed: 2)
+    server.setResource("/f", TestResource(body: body))
+    let directory = try TemporaryDirectory()
+    let result = try Self.run(["--json", "-o", "out.bin", server.url("/f")], in: directory.url)
+    #expect(result.status == 0)
+    let events = try result.stdout.split(separator: "\n").map {
+      try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+    }
+    #expect(events.first?["event"] as? String == "started")
+    #expect(events.last?["event"] as? String == "completed")
+    #expect(events.last?["bytes"] as? Int == 200_000)
+    #expect((events.last?["file"] as? String)?.hasSuffix("/out.bin") == true)
+    #expect(Self.bytes(directory.file("out.bin")) == body)
+  }
+
+  @Test func ctrlCSavesProgressAndTheSameCommandResumes() throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 3_000_000, seed: 3)
+    server.setResource("/big", TestResource(body: body, etag: "\"e\"", faults: TestFaults(bytesPerSecond: 2_000_000)))
+    let directory = try TemporaryDirectory()
+    let haul = try HaulProcess(["-o", "big", server.url("/big")], in: directory.url)
+    let statePath = directory.file("big.haul").path
+    while !FileManager.default.fileExists(atPath: statePath) { usleep(10_000) }
+    usleep(400_000)
+    haul.signal(SIGINT)
+    #expect(haul.wait() == 130)
+    #expect(haul.stderr.contains("run the same command again to resume"))
+    #expect(!FileManager.default.fileExists(atPath: directory.file("big").path))
+    let saved = try #require(try? Data(contentsOf: URL(fileURLWithPath: directory.file("big.part").path)))
+    #expect(saved.count > 0 && saved.count < body.count)
+
+    server.updateFaults("/big") { $0.bytesPerSecond = nil }
+    let again = try Self.run(["-o", "big", server.url("/big")], in: directory.url)
+    #expect(again.status == 0)
+    #expect(Self.bytes(directory.file("big")) == body)
+    #expect(server.requests(for: "/big").last?.header("Range")?.hasPrefix("bytes=") == true)
+    #expect(!FileManager.default.fileExists(atPath: statePath))
+  }
+
+  @Test func sigtermStopsCleanlyToo() throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 2_000_000, seed: 4)
+    server.setResource("/f", TestResource(body: body, faults: TestFaults(bytesPerSecond: 1_000_000)))
+    let directory = try TemporaryDirectory()
+    let haul = try HaulProcess(["-q", "-o", "f", server.url("/f")], in: directory.url)
+    while !FileManager.default.fileExists(atPath: directory.file("f.haul").path) { usleep(10_000) }
+    usleep(200_000)
+    haul.signal(SIGTERM)
+    #expect(haul.wait() == 130)
+    #expect(FileManager.default.fileExists(atPath: directory.file("f.part").path))
+  }
+
+  @Test func exitStatusesForServerFileAndUsageErrors() throws {
+    let server = try TestServer()
+    server.setResource("/secret", TestResource(body: [1], faults: TestFaults(requireAuthorization: "Bearer x")))
+    server.setResource("/f", TestResource(body: [1, 2, 3]))
+    let directory = try TemporaryDirectory()
+
+    let missing = try Self.run([server.url("/nope")], in: directory.url)
+    #expect(missing.status == 8)
+    #expect(missing.stderr.contains("404"))
+
+    let denied = try Self.run([server.url("/secret")], in: directory.url)
+    #expect(denied.status == 6)
+    let allowed = try Self.run(["-q", "-H", "Authorization: Bearer x", server.url("/secret")], in: directory.url)
+    #expect(allowed.status == 0)
+
+    try Data("mine".utf8).write(to: directory.file("f"))
+    let exists = try Self.run([server.url("/f")], in: directory.url)
+    #expect(exists.status == 3)
+    #expect(exists.stderr.contains("--overwrite"))
+    #expect(Self.bytes(directory.file("f")) == Array("mine".utf8))
+
+    let usage = try Self.run(["--limit-rate", "fast", server.url("/f")], in: directory.url)
+    #expect(usage.status == 2)
+
+    let refused = try Self.run(["--retries", "1", "http://127.0.0.1:1/x"], in: directory.url)
+    #expect(refused.status == 4)
+
+    let contents = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+    #expect(contents.sorted() == ["f", "secret"])
+  }
+
+  @Test func rerunReportsCompleteWithoutFetching() throws {
+    let server = try TestServer()
+    server.setResource("/f", TestResource(body: TestResource.random(size: 50_000, seed: 5), etag: "\"v\""))
+    let directory = try TemporaryDirectory()
+    #expect(try Self.run(["-q", server.url("/f")], in: directory.url).status == 0)
+    let again = try Self.run([server.url("/f")], in: directory.url)
+    #expect(again.status == 0)
+    #expect(again.stderr.contains("already complete"))
+    #expect(server.requests(for: "/f").last?.status == 416)
+  }
+}
