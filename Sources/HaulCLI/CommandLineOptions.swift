@@ -28,7 +28,8 @@ struct CommandLineOptions: Equatable {
   var output: String?
   /// `-d`: a directory for the server-suggested name; nil means the current directory.
   var directory: String?
-  var connections = 1
+  /// `-x`: nil lets the library choose (automatic, up to 16).
+  var connections: Int?
   var rateLimit: Int64?
   var retries: Int?
   var timeout: Double?
@@ -111,7 +112,7 @@ extension CommandLineOptions {
       options.directory = value
       return .proceed
     },
-    .value("x", "connections", "N", "connections to use, 1 to 64 (default: 1)") {
+    .value("x", "connections", "N", "connections to use, 1 to 64 (default: automatic, up to 16)") {
       options, value, spelling throws(UsageError) in
       guard let count = Int(value), (1...64).contains(count) else {
         throw UsageError("\(spelling): '\(value)' is not a number from 1 to 64")

@@ -31,15 +31,15 @@ struct ExitStatusTests {
   }
 
   @Test func libraryRejectionsAreUsageErrors() async {
-    // The library refuses more than one connection for now; that is invalid input, exit 2.
+    // The library manages Range itself and refuses it as a header: invalid input, exit 2.
     let capture = OutputCapture()
     let status = await HaulCommand.run(
-      arguments: ["-q", "-x", "4", "http://127.0.0.1:9/f"], sink: capture.sink)
+      arguments: ["-q", "-H", "Range: bytes=0-", "http://127.0.0.1:9/f"], sink: capture.sink)
     #expect(status == 2)
-    #expect(capture.stderr.hasPrefix("haul: only one connection"))
+    #expect(capture.stderr.hasPrefix("haul: the Range header is managed by haul"))
     let json = OutputCapture()
     #expect(
-      await HaulCommand.run(arguments: ["--json", "-x4", "http://127.0.0.1:9/f"], sink: json.sink) == 2)
+      await HaulCommand.run(arguments: ["--json", "-HRange: x", "http://127.0.0.1:9/f"], sink: json.sink) == 2)
     #expect(json.stdout.hasPrefix("{\"event\":\"failed\",\"category\":\"invalid_input\",\"exit_code\":2,"))
     #expect(json.stdout.hasSuffix("}\n"))
   }

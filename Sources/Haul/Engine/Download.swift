@@ -29,6 +29,8 @@ public final class Download: Sendable {
   private let continuation: AsyncStream<DownloadEvent>.Continuation
   private let control = DownloadControl()
   private let transport: any Transport
+  /// Segments are not split below this; tests lower it to split small files.
+  let minimumSplit: Int64
 
   /// - Throws: `HaulError` with category `.invalidInput` when the URL or options are unusable.
   public convenience init(
@@ -38,8 +40,10 @@ public final class Download: Sendable {
   }
 
   init(
-    url: String, to destination: DownloadDestination, options: DownloadOptions, transport: any Transport
+    url: String, to destination: DownloadDestination, options: DownloadOptions, transport: any Transport,
+    minimumSplit: Int64 = 1 << 20
   ) throws(HaulError) {
+    self.minimumSplit = minimumSplit
     self.url = try RequestURL.normalize(url)
     self.destination = destination
     self.options = options
@@ -49,8 +53,8 @@ public final class Download: Sendable {
   }
 
   private static func validate(_ options: DownloadOptions) throws(HaulError) {
-    guard options.connections == 1 else {
-      throw HaulError(.invalidInput, "only one connection per download is supported so far (asked for \(options.connections))")
+    if let connections = options.connections, !(1...64).contains(connections) {
+      throw HaulError(.invalidInput, "connections must be between 1 and 64 (asked for \(connections))")
     }
     if let rate = options.rateLimit, rate <= 0 {
       throw HaulError(.invalidInput, "the rate limit must be positive")
@@ -77,7 +81,7 @@ public final class Download: Sendable {
   public func run() async throws(HaulError) -> DownloadResult {
     let run = DownloadRun(
       url: url, destination: destination, options: options, transport: transport, control: control,
-      emit: { [continuation] in continuation.yield($0) })
+      emit: { [continuation] in continuation.yield($0) }, minimumSplit: minimumSplit)
     let control = self.control
     let keep = options.keepPartialOnCancel
     let outcome: Result<DownloadResult, HaulError> = await withTaskCancellationHandler {

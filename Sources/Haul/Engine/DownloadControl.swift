@@ -12,7 +12,8 @@ final class DownloadControl: Sendable {
 
   private struct Box {
     var request = Request.run
-    var transfer: (any TransferHandle)?
+    /// Stops the transfers in flight (all connections of the current round).
+    var stopTransfers: (@Sendable () -> Void)?
     var waiter: CheckedContinuation<Void, Never>?
     var waiterToken: UInt64 = 0
   }
@@ -29,30 +30,28 @@ final class DownloadControl: Sendable {
   }
 
   private func change(_ next: (Request) -> Request?) {
-    let (transfer, waiter): ((any TransferHandle)?, CheckedContinuation<Void, Never>?) = box.withLock { box in
+    let (stop, waiter): ((@Sendable () -> Void)?, CheckedContinuation<Void, Never>?) = box.withLock { box in
       guard let request = next(box.request) else { return (nil, nil) }
       box.request = request
       let waiter = box.waiter
       box.waiter = nil
-      return (request == .run ? nil : box.transfer, waiter)
+      return (request == .run ? nil : box.stopTransfers, waiter)
     }
-    transfer?.cancel()
+    stop?()
     waiter?.resume()
   }
 
-  /// Registers the running transfer so pause/cancel can stop it; false (and the transfer is
-  /// cancelled) when a stop was requested meanwhile.
-  func attach(_ transfer: any TransferHandle) -> Bool {
-    let keep = box.withLock { box in
-      guard box.request == .run else { return false }
-      box.transfer = transfer
-      return true
+  /// Registers how to stop the transfers in flight; when a stop was requested meanwhile,
+  /// calls it at once.
+  func attach(stop: @escaping @Sendable () -> Void) {
+    let stopNow = box.withLock { box in
+      box.stopTransfers = stop
+      return box.request != .run
     }
-    if !keep { transfer.cancel() }
-    return keep
+    if stopNow { stop() }
   }
 
-  func detach() { box.withLock { $0.transfer = nil } }
+  func detach() { box.withLock { $0.stopTransfers = nil } }
 
   /// Waits until the request is no longer `.pause`.
   func waitWhilePaused() async {

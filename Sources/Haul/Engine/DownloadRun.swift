@@ -1,13 +1,13 @@
 import Foundation
 import Synchronization
 
-/// How one attempt ended, as the retry loop sees it.
+/// How one round of connections ended, as the retry loop sees it.
 enum AttemptOutcome: Sendable {
   /// Every byte is in the `.part` file.
   case completed
   /// The file at the target was already complete; `changed` when the server now has another version.
   case alreadyComplete(changed: Bool)
-  /// The response could not be used safely; start over from byte 0.
+  /// A response could not be used safely; start over from byte 0.
   case restart(reason: String)
   /// A transient failure; try again after a delay.
   case transient(HaulError, retryAfter: Double?)
@@ -17,27 +17,30 @@ enum AttemptOutcome: Sendable {
   case stopped
 }
 
-/// What one attempt asks for.
-struct AttemptPlan: Sendable {
-  enum Purpose: Sendable {
-    /// Fetch bytes from `offset` on (0: the whole resource).
-    case download(offset: Int64)
-    /// Ask whether a finished file is still the server's version, fetching nothing if so.
-    case checkFinished(record: ResumeState)
-  }
-  var purpose: Purpose
+/// What one connection asks for.
+enum ConnectionPlan: Sendable {
+  /// Bytes from `offset` to the end, size unknown or not yet known (the first connection).
+  case stream(offset: Int64)
+  /// One segment of a resource whose size is known: `[start, end)`.
+  case segment(id: Int, start: Int64, end: Int64, total: Int64)
+  /// Whether a finished file is still the server's version, fetching nothing if so.
+  case checkFinished(record: ResumeState)
 
   var offset: Int64 {
-    switch purpose {
-    case .download(let offset): offset
+    switch self {
+    case .stream(let offset): offset
+    case .segment(_, let start, _, _): start
     case .checkFinished(let record): record.totalBytes ?? 0
     }
   }
 }
 
-/// One `Download.run()`: resolves the files, runs attempts until the file is complete or a
-/// failure is final, and keeps the state durable on the way. Body bytes arrive on the transport's
-/// event thread; the retry loop runs in the caller's task; shared fields sit in one lock.
+/// One `Download.run()`: resolves the files, runs rounds of connections until the file is
+/// complete or a failure is final, and keeps the state durable on the way.
+///
+/// Threads: body bytes and transfer ends arrive on the transport's event thread; the retry
+/// loop runs in the caller's task; a timer adds connections. Shared fields sit in one lock,
+/// and no file I/O or continuation resume happens while holding it.
 final class DownloadRun: Sendable {
   let url: String
   let destination: DownloadDestination
@@ -46,6 +49,8 @@ final class DownloadRun: Sendable {
   let control: DownloadControl
   let emit: @Sendable (DownloadEvent) -> Void
   let rateLimiter: RateLimiter?
+  /// Segments are never split below this many bytes.
+  let minimumSplit: Int64
 
   /// The open `.part` file of a chosen target, with its checkpointer.
   struct OpenTarget: Sendable {
@@ -54,28 +59,63 @@ final class DownloadRun: Sendable {
     let checkpointer: Checkpointer
   }
 
+  /// The connections running at once, from the first request until all have ended.
+  private struct Round {
+    var continuation: CheckedContinuation<AttemptOutcome, Never>?
+    /// Connections with a transfer in flight.
+    var live = 0
+    var handles: [Int: any TransferHandle] = [:]
+    /// Set by the first connection that ends the round for all (restart, failure, stop).
+    var final: AttemptOutcome?
+    var lastError: HaulError?
+    var lastRetryAfter: Double?
+    var failures = 0
+    /// Whether `.started` was emitted in this round.
+    var announced = false
+  }
+
   private struct Shared {
     var paths: DownloadPaths?
     var target: OpenTarget?
+    /// Identity and held ranges; `ranges` is refreshed from the plan at each checkpoint.
     var state: ResumeState
-    /// Next byte to write in the current attempt.
-    var writeOffset: Int64 = 0
+    /// The segment plan, once the size is known.
+    var planner: SegmentPlanner?
+    /// Which segment each connection writes.
+    var segmentOf: [Int: Int] = [:]
+    /// Without a plan (size unknown) a single connection writes sequentially from here.
+    var streamOwner: Int?
+    var streamOffset: Int64 = 0
+    var rangesSupported = false
+    /// Set after a range response could not be used: this run asks for whole responses only.
+    var rangesDistrusted = false
+    var controller: ConnectionController
+    var round = Round()
+    var nextConnection = 1
     /// Bytes held when this session started.
     var resumedFrom: Int64?
     var finalURL: String?
-    /// Bytes received over the network in this session.
+    /// Bytes received over the network in this session, and in the current round.
     var received: Int64 = 0
-    /// Bytes received in the current attempt.
-    var attemptReceived: Int64 = 0
+    var roundReceived: Int64 = 0
     var lastCheckpoint: UInt64 = 0
     var lastProgress: UInt64 = 0
     var speed = SpeedMeter()
+
+    var heldBytes: Int64 { planner?.writtenBytes ?? streamOffset }
+
+    /// The state with the bytes written so far; only call after those writes completed.
+    var snapshot: ResumeState {
+      var state = self.state
+      if let planner { state.ranges = planner.written } else { state.setContiguous(streamOffset) }
+      return state
+    }
   }
   private let shared: Mutex<Shared>
 
   init(
     url: String, destination: DownloadDestination, options: DownloadOptions, transport: any Transport,
-    control: DownloadControl, emit: @escaping @Sendable (DownloadEvent) -> Void
+    control: DownloadControl, emit: @escaping @Sendable (DownloadEvent) -> Void, minimumSplit: Int64 = 1 << 20
   ) {
     self.url = url
     self.destination = destination
@@ -83,15 +123,18 @@ final class DownloadRun: Sendable {
     self.transport = transport
     self.control = control
     self.emit = emit
+    self.minimumSplit = minimumSplit
     self.rateLimiter = options.rateLimit.map { RateLimiter(bytesPerSecond: $0) }
-    self.shared = Mutex(Shared(state: ResumeState(url: url)))
+    let mode: ConnectionController.Mode =
+      options.connections.map { .fixed($0) } ?? .automatic(cap: DownloadOptions.automaticConnectionCap)
+    self.shared = Mutex(Shared(state: ResumeState(url: url), controller: ConnectionController(mode: mode)))
   }
 
   // MARK: - The retry loop
 
   func execute() async throws(HaulError) -> DownloadResult {
     let started = Monotonic.now()
-    var plan = try resolveStart()
+    var first: ConnectionPlan? = try resolveStart()
     let policy = RetryPolicy(
       baseDelay: options.retryBaseDelay, maxDelay: options.maxRetryDelay,
       maxAttemptsWithoutProgress: max(1, options.maxAttemptsWithoutProgress))
@@ -99,14 +142,16 @@ final class DownloadRun: Sendable {
     var restarts = 0
     while true {
       try await stopIfRequested()
-      let outcome = await attempt(plan)
-      let progressed = shared.withLock { $0.attemptReceived > 0 }
-      if progressed { failures = 0 }
+      let plan = first ?? nextLeadPlan()
+      first = nil
+      guard let plan else { return try finish(started: started) }
+      let outcome = await round(leading: plan)
+      if shared.withLock({ $0.roundReceived > 0 }) { failures = 0 }
       switch outcome {
       case .completed:
         return try finish(started: started)
       case .alreadyComplete(let changed):
-        return try alreadyComplete(plan: plan, changed: changed, started: started)
+        return try alreadyComplete(changed: changed, started: started)
       case .restart(let reason):
         restarts += 1
         guard restarts <= 5 else {
@@ -116,7 +161,6 @@ final class DownloadRun: Sendable {
         }
         emit(.restarted(reason: reason))
         try resetToEmpty()
-        plan = AttemptPlan(purpose: .download(offset: 0))
       case .transient(let error, let retryAfter):
         try flushCheckpoint()
         failures += 1
@@ -132,7 +176,6 @@ final class DownloadRun: Sendable {
           .retrying(
             RetryNotice(attempt: failures, maxAttempts: policy.maxAttemptsWithoutProgress, delay: delay, reason: error)))
         await control.sleep(seconds: delay)
-        plan = AttemptPlan(purpose: .download(offset: held()))
       case .failed(let error):
         try? flushCheckpoint()
         removeIfEmpty()
@@ -140,11 +183,11 @@ final class DownloadRun: Sendable {
       case .stopped:
         try flushCheckpoint()
         if case .pause = control.request {
-          emit(.paused(progressSnapshot(connections: 0)))
+          emit(.paused(progressSnapshot()))
           await control.waitWhilePaused()
           if control.request == .run { emit(.resumed) }
         }
-        if case .download = plan.purpose { plan = AttemptPlan(purpose: .download(offset: held())) }
+        if case .checkFinished = plan { first = plan }
       }
     }
   }
@@ -154,22 +197,34 @@ final class DownloadRun: Sendable {
     guard case .cancel(let keepPartial) = control.request else { return }
     try? flushCheckpoint()
     if keepPartial {
-      let paths = shared.withLock { $0.paths }
       throw HaulError(
-        .interrupted, "stopped; \(bytesText(held())) saved",
-        hint: paths.map { _ in "run the same command again to resume" })
+        .interrupted, "stopped; \(bytesText(held())) saved", hint: "run the same command again to resume")
     }
     discardPartial()
     throw HaulError(.interrupted, "cancelled; the partial download was discarded")
   }
 
-  private func held() -> Int64 { shared.withLock { $0.state.contiguousBytes } }
+  private func held() -> Int64 { shared.withLock { $0.heldBytes } }
+
+  /// The first connection of a new round: the first missing range, or the rest of a stream.
+  /// nil when every byte is already held.
+  private func nextLeadPlan() -> ConnectionPlan? {
+    shared.withLock { shared in
+      guard var planner = shared.planner else { return .stream(offset: shared.streamOffset) }
+      defer { shared.planner = planner }
+      // Between rounds nothing is assigned, so no claim means every byte is held.
+      guard let segment = planner.claim() else { return nil }
+      // Reopened for the connection that gets it, in `launch`.
+      planner.release(segment.id)
+      return .segment(id: 0, start: segment.start, end: segment.end, total: planner.total)
+    }
+  }
 
   // MARK: - Choosing the files
 
   /// Finds the target when it is known before any response, opens and locks its files, and
-  /// returns the first attempt: a resume, a fresh start, or a check of a finished file.
-  private func resolveStart() throws(HaulError) -> AttemptPlan {
+  /// returns the first plan: a resume, a fresh start, or a check of a finished file.
+  private func resolveStart() throws(HaulError) -> ConnectionPlan? {
     let paths: DownloadPaths?
     switch destination {
     case .file(let file):
@@ -180,7 +235,7 @@ final class DownloadRun: Sendable {
       }
       paths = knownTarget(in: directory.path)
     }
-    guard let paths else { return AttemptPlan(purpose: .download(offset: 0)) }
+    guard let paths else { return .stream(offset: 0) }
     return try open(paths)
   }
 
@@ -197,9 +252,9 @@ final class DownloadRun: Sendable {
     return nil
   }
 
-  /// Opens the target's files and decides the first attempt. Also runs on the event thread
-  /// when the name comes from a response (`Content-Disposition`).
-  private func open(_ paths: DownloadPaths) throws(HaulError) -> AttemptPlan {
+  /// Opens the target's files and decides the first plan (nil: every byte is held already).
+  /// Also runs on the event thread when the name comes from a response (`Content-Disposition`).
+  private func open(_ paths: DownloadPaths) throws(HaulError) -> ConnectionPlan? {
     guard FileIO.isDirectory(paths.directory) else {
       throw HaulError(.fileSystem, "the directory \(paths.directory) does not exist")
     }
@@ -214,12 +269,12 @@ final class DownloadRun: Sendable {
         $0.state = record
       }
       if options.overwrite { return try open(paths, discardingFinished: true) }
-      return AttemptPlan(purpose: .checkFinished(record: record))
+      return .checkFinished(record: record)
     }
     return try open(paths, discardingFinished: false)
   }
 
-  private func open(_ paths: DownloadPaths, discardingFinished: Bool) throws(HaulError) -> AttemptPlan {
+  private func open(_ paths: DownloadPaths, discardingFinished: Bool) throws(HaulError) -> ConnectionPlan? {
     if FileIO.exists(paths.target), !discardingFinished, !options.overwrite,
       FinishedFileRecord.read(at: paths.target)?.url != url
     {
@@ -263,95 +318,215 @@ final class DownloadRun: Sendable {
     }
     // Never trust more than the data file really holds (data lost after the last sync, or edited).
     let onDisk = part.size()
-    if state.contiguousBytes > onDisk { state.setContiguous(onDisk) }
-    if let total = state.totalBytes, state.contiguousBytes > total { state.setContiguous(0) }
+    state.ranges = ByteRanges.normalized(
+      state.ranges.map { ByteRange(start: $0.start, end: min($0.end, onDisk)) })
     let target = OpenTarget(
       paths: paths, part: part, checkpointer: Checkpointer(part: part, statePath: paths.state))
-    let offset = state.contiguousBytes
     let stateToCommit = state
+    let minimumSplit = self.minimumSplit
     shared.withLock {
       $0.paths = paths
       $0.target = target
       $0.state = stateToCommit
-      if $0.resumedFrom == nil { $0.resumedFrom = offset }
+      if let total = stateToCommit.totalBytes {
+        $0.planner = SegmentPlanner(total: total, held: stateToCommit.ranges, minimumSplit: minimumSplit)
+        $0.rangesSupported = true  // it served ranges to the run that saved this state
+      } else {
+        $0.planner = nil
+        $0.streamOffset = stateToCommit.contiguousBytes
+      }
+      if $0.resumedFrom == nil { $0.resumedFrom = $0.heldBytes }
     }
     if let notice { emit(.restarted(reason: notice)) }
-    try target.checkpointer.commit(state, truncatingTo: offset == 0 ? 0 : nil)
+    try target.checkpointer.commit(state, truncatingTo: state.ranges.isEmpty ? 0 : nil)
     FileIO.syncDirectory(paths.directory)
-    return AttemptPlan(purpose: .download(offset: offset))
+    return nextLeadPlan()
   }
 
-  // MARK: - One attempt
+  // MARK: - Rounds of connections
 
-  private func attempt(_ plan: AttemptPlan) async -> AttemptOutcome {
-    var headers = options.headers
-    let identity = shared.withLock { ResourceIdentity($0.state) }
-    if plan.offset > 0 {
-      headers.append(("Range", "bytes=\(plan.offset)-"))
-      if let validator = identity.ifRangeValue { headers.append(("If-Range", validator)) }
+  /// Runs connections until all have ended: the lead, plus those the controller adds.
+  private func round(leading plan: ConnectionPlan) async -> AttemptOutcome {
+    let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "haul.connections"))
+    let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<AttemptOutcome, Never>) in
+      let connection: Int = shared.withLock {
+        $0.round = Round(continuation: continuation, live: 1)
+        $0.roundReceived = 0
+        $0.nextConnection += 1
+        return $0.nextConnection - 1
+      }
+      control.attach { [weak self] in self?.stopRound(with: .stopped) }
+      launch(connection, plan)
+      timer.schedule(deadline: .now() + .milliseconds(50), repeating: .milliseconds(50))
+      timer.setEventHandler { [weak self] in self?.addConnectionsIfWanted() }
+      timer.resume()
     }
+    timer.cancel()
+    control.detach()
+    return outcome
+  }
+
+  /// Ends the round for every connection (first reason wins) and cancels their transfers.
+  private func stopRound(with outcome: AttemptOutcome) {
+    let handles: [any TransferHandle] = shared.withLock {
+      if $0.round.final == nil { $0.round.final = outcome }
+      return Array($0.round.handles.values)
+    }
+    for handle in handles { handle.cancel() }
+  }
+
+  /// Timer tick: grows the number of connections when the controller wants more.
+  private func addConnectionsIfWanted() {
+    let now = Monotonic.now()
+    let plans: [(Int, ConnectionPlan)] = shared.withLock { shared in
+      guard shared.round.continuation != nil, shared.round.final == nil, shared.round.failures == 0,
+        var planner = shared.planner
+      else { return [] }
+      let useful = Int(min(Int64(64), planner.remainingBytes / max(1, minimumSplit)))
+      let wanted = shared.controller.update(
+        now: now, bytes: shared.received, open: shared.round.live, rangesSupported: shared.rangesSupported,
+        maximumUseful: useful)
+      var plans: [(Int, ConnectionPlan)] = []
+      while shared.round.live < wanted, let segment = planner.claim() {
+        let connection = shared.nextConnection
+        shared.nextConnection += 1
+        shared.round.live += 1
+        shared.segmentOf[connection] = segment.id
+        plans.append((connection, .segment(id: segment.id, start: segment.cursor, end: segment.end, total: planner.total)))
+      }
+      shared.planner = planner
+      return plans
+    }
+    for (connection, plan) in plans { launch(connection, plan) }
+  }
+
+  /// Starts a connection's transfer. The caller has counted it in `round.live`.
+  private func launch(_ connection: Int, _ plan: ConnectionPlan) {
+    var plan = plan
+    // A lead plan names a range, not a segment: open the segment now.
+    if case .segment(0, let start, let end, let total) = plan {
+      let id: Int? = shared.withLock {
+        guard var planner = $0.planner else { return nil }
+        let segment = planner.open(start, end)
+        $0.planner = planner
+        $0.segmentOf[connection] = segment.id
+        return segment.id
+      }
+      if let id { plan = .segment(id: id, start: start, end: end, total: total) }
+    }
+    if case .stream = plan { shared.withLock { $0.streamOwner = connection } }
+    let (identity, holdsBytes) = shared.withLock { (ResourceIdentity($0.state), $0.heldBytes > 0) }
+    var headers = options.headers
+    var sentRange = false
+    switch plan {
+    case .stream, .checkFinished:
+      if plan.offset > 0 {
+        headers.append(("Range", "bytes=\(plan.offset)-"))
+        sentRange = true
+      }
+    case .segment(_, let start, let end, let total) where start > 0 || end < total || holdsBytes:
+      // Open-ended for the tail, as any resume would ask; closed inside, so the connection can be reused.
+      headers.append(("Range", end == total ? "bytes=\(start)-" : "bytes=\(start)-\(end - 1)"))
+      sentRange = true
+    default:
+      break
+    }
+    if sentRange, let validator = identity.ifRangeValue { headers.append(("If-Range", validator)) }
     let request = TransferRequest(
       url: url, headers: headers, userAgent: options.userAgent, rateLimiter: rateLimiter,
       stallTimeout: options.stallTimeout, verifyTLS: options.verifyTLS)
-    shared.withLock {
-      $0.attemptReceived = 0
-      $0.writeOffset = plan.offset
+    let sink = ConnectionSink(run: self, connection: connection, plan: plan, sentRange: sentRange)
+    let handle = transport.start(request, sink: sink)
+    let cancelNow = shared.withLock { shared -> Bool in
+      guard shared.round.final == nil else { return true }
+      shared.round.handles[connection] = handle
+      return false
     }
-    return await withCheckedContinuation { continuation in
-      let sink = AttemptSink(run: self, plan: plan) { continuation.resume(returning: $0) }
-      let handle = transport.start(request, sink: sink)
-      if control.attach(handle) == false { return }
-    }
+    if cancelNow { handle.cancel() }
   }
 
-  /// The head of the final response: decide where, if anywhere, its body goes.
-  fileprivate func receiveHead(_ head: ResponseHead, plan: AttemptPlan) -> (BodyDisposition, AttemptOutcome?) {
+  // MARK: - One connection's events (event thread)
+
+  /// What a connection concluded before its transfer ended.
+  enum ConnectionVerdict: Sendable {
+    /// End the whole round with this outcome.
+    case final(AttemptOutcome)
+    /// This connection failed for now; others may go on.
+    case transient(HaulError, retryAfter: Double?)
+    /// This connection's response is of no use (a server that ignores ranges); others go on.
+    case dropped
+    /// The segment is full; the rest of the response (after a split) is not needed.
+    case segmentFull
+  }
+
+  /// The head of a connection's final response: decide where, if anywhere, its body goes.
+  fileprivate func receiveHead(
+    _ head: ResponseHead, connection: Int, plan: ConnectionPlan, sentRange: Bool
+  ) -> (BodyDisposition, ConnectionVerdict?) {
     let response = ResponseSummary(head)
     do {
-      if case .checkFinished(let record) = plan.purpose {
-        let verdict = FinishedFileCheck.compare(
+      if case .checkFinished(let record) = plan {
+        switch FinishedFileCheck.compare(
           recorded: ResourceIdentity(record), size: record.totalBytes ?? 0, response: response)
-        switch verdict {
-        case .unchanged: return (.abort, .alreadyComplete(changed: false))
-        case .changed: return (.abort, .alreadyComplete(changed: true))
+        {
+        case .unchanged: return (.abort, .final(.alreadyComplete(changed: false)))
+        case .changed: return (.abort, .final(.alreadyComplete(changed: true)))
         case .undecided: break
         }
       }
       if shared.withLock({ $0.target == nil }), (200..<300).contains(response.status) {
-        let name = chooseName(head)
-        guard case .directory(let directory) = destination else { return (.abort, .failed(HaulError(.generic, "no target file"))) }
-        let paths = DownloadPaths(directory: directory.path, name: name)
-        if case .checkFinished(let record) = try open(paths).purpose {
+        guard case .directory(let directory) = destination else {
+          return (.abort, .final(.failed(HaulError(.generic, "internal: no target file"))))
+        }
+        let paths = DownloadPaths(directory: directory.path, name: chooseName(head))
+        if case .checkFinished(let record)? = try open(paths) {
           let verdict = FinishedFileCheck.compare(
             recorded: ResourceIdentity(record), size: record.totalBytes ?? 0, response: response)
-          return (.abort, .alreadyComplete(changed: verdict != .unchanged))
+          return (.abort, .final(.alreadyComplete(changed: verdict != .unchanged)))
         }
-        // `open` found no partial for this name (else the URL scan would have): write from 0.
-        if plan.offset != 0 { return (.abort, .restart(reason: "the file name changed")) }
+        // A partial under this name would have been found by URL before any request: start at 0.
+        shared.withLock { $0.streamOwner = connection }
       }
-      let heldIdentity: ResourceIdentity? = shared.withLock {
-        $0.state.contiguousBytes > 0 ? ResourceIdentity($0.state) : nil
-      }
-      switch RangeResponse.decide(offset: plan.offset, held: heldIdentity, response: response) {
+      let held: ResourceIdentity? = shared.withLock { $0.heldBytes > 0 ? ResourceIdentity($0.state) : nil }
+      switch RangeResponse.decide(offset: plan.offset, sentRange: sentRange, held: held, response: response) {
       case .append(let offset):
-        try begin(at: offset, response: response, head: head, replacing: false)
+        try accept(head, response: response, connection: connection, at: offset, replacing: false)
         return (.deliver, nil)
       case .replaceFromStart:
+        if isSecondary(connection), let held, Self.sameVersion(held, response.identity) {
+          // The server ignores ranges; the other connections carry on with what they have.
+          shared.withLock { $0.rangesSupported = false }
+          return (.abort, .dropped)
+        }
         emit(.restarted(reason: "the server sent the whole file (it changed, or does not resume)"))
-        try begin(at: 0, response: response, head: head, replacing: true)
+        try accept(head, response: response, connection: connection, at: 0, replacing: true)
         return (.deliver, nil)
       case .alreadyComplete:
-        return (.discard, .completed)
+        if case .stream = plan { return (.discard, .final(.completed)) }
+        return (.abort, .final(.restart(reason: "the server no longer has the range it was asked for")))
       case .restart(let reason):
-        return (.abort, .restart(reason: reason))
+        return (.abort, .final(.restart(reason: reason)))
       case .retry(let error, let retryAfter):
-        return (.discard, .transient(error, retryAfter: retryAfter.map { Double($0.delay(now: Int64(Date().timeIntervalSince1970))) }))
+        let seconds = retryAfter.map { Double($0.delay(now: Int64(Date().timeIntervalSince1970))) }
+        return (.discard, .transient(error, retryAfter: seconds))
       case .fail(let error):
-        return (.abort, .failed(error))
+        return (.abort, .final(.failed(error)))
       }
     } catch {
-      return (.abort, .failed(error))
+      return (.abort, .final(.failed(error)))
     }
+  }
+
+  /// Whether another connection of this round writes (or wrote) bytes this one did not.
+  private func isSecondary(_ connection: Int) -> Bool {
+    shared.withLock { $0.round.handles.keys.contains { $0 != connection } }
+  }
+
+  /// Same version by ETag, else Last-Modified, else size.
+  static func sameVersion(_ held: ResourceIdentity, _ response: ResourceIdentity) -> Bool {
+    if let tag = held.etag, let other = response.etag { return tag == other }
+    if let date = held.lastModified, let other = response.lastModified { return date == other && held.totalBytes == response.totalBytes }
+    return held.totalBytes != nil && held.totalBytes == response.totalBytes
   }
 
   private func chooseName(_ head: ResponseHead) -> String {
@@ -365,105 +540,227 @@ final class DownloadRun: Sendable {
       ?? "index.html"
   }
 
-  /// Accepts a response: records the version its bytes belong to, durably first when the bytes held are dropped.
-  private func begin(at offset: Int64, response: ResponseSummary, head: ResponseHead, replacing: Bool) throws(HaulError) {
+  /// Accepts a response. From byte 0 with nothing kept (`replacing`, or a fresh start) it records
+  /// the new version durably before any byte is written, and ends every other connection.
+  private func accept(
+    _ head: ResponseHead, response: ResponseSummary, connection: Int, at offset: Int64, replacing: Bool
+  ) throws(HaulError) {
     let identity = response.identity
-    let (target, fresh, state, resumedFrom): (OpenTarget?, Bool, ResumeState, Int64) = shared.withLock {
-      let fresh = offset == 0
-      if fresh {
-        $0.state.totalBytes = identity.totalBytes
-        $0.state.etag = identity.etag
-        $0.state.lastModified = identity.lastModified
-        $0.state.setContiguous(0)
-        $0.resumedFrom = 0
-      } else if $0.state.totalBytes == nil {
-        $0.state.totalBytes = identity.totalBytes
+    let minimumSplit = self.minimumSplit
+    let acceptsRanges = response.status == 206 || (head.headers["Accept-Ranges"]?.lowercased().contains("bytes") ?? false)
+    let (target, fresh, state, resumedFrom, others, announce):
+      (OpenTarget?, Bool, ResumeState, Int64, [any TransferHandle], Bool) = shared.withLock { shared in
+        let fresh = replacing || (offset == 0 && shared.heldBytes == 0 && shared.planner?.active.count ?? 0 <= 1)
+        var others: [any TransferHandle] = []
+        if fresh {
+          shared.state = ResumeState(
+            url: url, finalURL: head.finalURL, totalBytes: identity.totalBytes, etag: identity.etag,
+            lastModified: identity.lastModified)
+          let firstID = shared.planner?.nextID ?? 1
+          shared.segmentOf = [:]
+          if let total = identity.totalBytes {
+            var planner = SegmentPlanner(total: total, held: [], minimumSplit: minimumSplit, firstID: firstID)
+            shared.segmentOf[connection] = planner.open(0, total).id
+            shared.planner = planner
+            shared.streamOwner = nil
+          } else {
+            shared.planner = nil
+            shared.streamOwner = connection
+            shared.streamOffset = 0
+          }
+          shared.resumedFrom = 0
+          if replacing { shared.rangesSupported = false }
+          others = shared.round.handles.filter { $0.key != connection }.map(\.value)
+        } else if shared.state.totalBytes == nil, let total = identity.totalBytes, shared.streamOwner == connection {
+          // A resumed stream learns the size: from now on it is a plan with one segment.
+          shared.state.totalBytes = total
+          var planner = SegmentPlanner(total: total, held: [ByteRange(start: 0, end: offset)], minimumSplit: minimumSplit)
+          shared.segmentOf[connection] = planner.open(offset, total).id
+          shared.planner = planner
+          shared.streamOwner = nil
+        }
+        if acceptsRanges, !replacing, !shared.rangesDistrusted { shared.rangesSupported = true }
+        shared.state.finalURL = head.finalURL
+        shared.finalURL = head.finalURL
+        let announce = fresh || !shared.round.announced
+        shared.round.announced = true
+        return (shared.target, fresh, shared.snapshot, shared.resumedFrom ?? offset, others, announce)
       }
-      $0.state.finalURL = head.finalURL
-      $0.finalURL = head.finalURL
-      $0.writeOffset = offset
-      return ($0.target, fresh, $0.state, $0.resumedFrom ?? offset)
-    }
     guard let target else { throw HaulError(.generic, "internal: no open file for the download") }
+    for handle in others { handle.cancel() }
     if fresh { try target.checkpointer.commit(state, truncatingTo: 0) }
-    emit(
-      .started(
-        DownloadStart(
-          file: URL(fileURLWithPath: target.paths.target), finalURL: head.finalURL,
-          resumedFrom: resumedFrom, totalBytes: state.totalBytes)))
+    if announce {
+      emit(
+        .started(
+          DownloadStart(
+            file: URL(fileURLWithPath: target.paths.target), finalURL: head.finalURL,
+            resumedFrom: resumedFrom, totalBytes: state.totalBytes)))
+    }
   }
 
-  /// Body bytes: write them where they belong, then account for them. Event thread only.
-  fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> AttemptOutcome? {
-    let (part, offset) = shared.withLock { ($0.target?.part, $0.writeOffset) }
-    guard let part else { return .failed(HaulError(.generic, "internal: body without an open file")) }
-    if let total = shared.withLock({ $0.state.totalBytes }), offset + Int64(bytes.count) > total {
-      return .restart(reason: "the server sent more bytes than the file's size")
+  /// Body bytes of one connection: write them where they belong, then account for them.
+  fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer, connection: Int) -> ConnectionVerdict? {
+    // Where these bytes go, reserved so no other connection is given them meanwhile.
+    enum Slot { case stream(Int64), segment(Int, Int64, Int64), refused }
+    let (part, slot): (PartFile?, Slot) = shared.withLock { shared in
+      if shared.streamOwner == connection, shared.planner == nil {
+        return (shared.target?.part, .stream(shared.streamOffset))
+      }
+      guard let id = shared.segmentOf[connection], var planner = shared.planner,
+        let reservation = planner.reserve(id, upTo: Int64(bytes.count))
+      else { return (nil, .refused) }
+      shared.planner = planner
+      return (shared.target?.part, .segment(id, reservation.offset, reservation.count))
     }
-    do {
-      try part.write(bytes, at: offset)
-    } catch {
-      return .failed(HaulError(.fileSystem, FileErrorText.describe(error, path: part.path), underlying: error))
+    guard let part else {
+      // A connection whose plan was replaced (restart by another connection): its bytes are stale.
+      return .dropped
+    }
+    let offset: Int64
+    let count: Int64
+    switch slot {
+    case .stream(let at): (offset, count) = (at, Int64(bytes.count))
+    case .segment(_, let at, let allowed): (offset, count) = (at, allowed)
+    case .refused: return .dropped
+    }
+    var failure: HaulError?
+    if count > 0 {
+      do {
+        try part.write(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)]), at: offset)
+      } catch {
+        failure = HaulError(.fileSystem, FileErrorText.describe(error, path: part.path), underlying: error)
+      }
     }
     let now = Monotonic.now()
     let checkpointEvery = UInt64(options.checkpointInterval * 1e9)
     let progressEvery = UInt64(options.progressInterval * 1e9)
-    let (checkpoint, progress): (ResumeState?, DownloadProgress?) = shared.withLock {
-      let end = $0.writeOffset + Int64(bytes.count)
-      $0.writeOffset = end
-      $0.state.setContiguous(end)
-      $0.received += Int64(bytes.count)
-      $0.attemptReceived += Int64(bytes.count)
+    let (checkpoint, progress, full): (ResumeState?, DownloadProgress?, Bool) = shared.withLock { shared in
+      var full = false
+      switch slot {
+      case .stream:
+        if failure == nil { shared.streamOffset += count }
+      case .segment(let id, _, _):
+        shared.planner?.commitReservation(id, succeeded: failure == nil)
+        full = shared.planner?.isFinished(id) ?? true
+      case .refused:
+        break
+      }
+      guard failure == nil else { return (nil, nil, full) }
+      shared.received += count
+      shared.roundReceived += count
       var checkpoint: ResumeState?
-      if now &- $0.lastCheckpoint >= checkpointEvery {
-        $0.lastCheckpoint = now
-        checkpoint = $0.state
+      if now &- shared.lastCheckpoint >= checkpointEvery {
+        shared.lastCheckpoint = now
+        checkpoint = shared.snapshot
       }
       var progress: DownloadProgress?
-      if now &- $0.lastProgress >= progressEvery {
-        $0.lastProgress = now
-        $0.speed.record(bytes: $0.received, at: now)
+      if now &- shared.lastProgress >= progressEvery {
+        shared.lastProgress = now
+        shared.speed.record(bytes: shared.received, at: now)
         progress = DownloadProgress(
-          bytes: end, totalBytes: $0.state.totalBytes, bytesPerSecond: $0.speed.bytesPerSecond, connections: 1)
+          bytes: shared.heldBytes, totalBytes: shared.state.totalBytes, bytesPerSecond: shared.speed.bytesPerSecond,
+          connections: max(1, shared.round.live))
       }
-      return (checkpoint, progress)
+      return (checkpoint, progress, full)
     }
+    if let failure { return .final(.failed(failure)) }
     if let checkpoint, let target = shared.withLock({ $0.target }) {
-      if let failure = target.checkpointer.failure { return .failed(failure) }
+      if let failure = target.checkpointer.failure { return .final(.failed(failure)) }
       target.checkpointer.schedule(checkpoint)
     }
     if let progress { emit(.progress(progress)) }
+    // Bytes past the segment's end (it was split after the request) belong to another connection.
+    if full, count < Int64(bytes.count) { return .segmentFull }
     return nil
   }
 
-  /// The transfer ended; `decided` is what the head or body already concluded.
-  fileprivate func finishAttempt(decided: AttemptOutcome?, failure: TransportFailure?) -> AttemptOutcome {
-    control.detach()
-    if let decided { return decided }
-    if let failure {
-      if failure.kind == .cancelled { return .stopped }
-      let error = Self.error(for: failure)
-      switch failure.kind {
-      case .connect, .interrupted, .timedOut, .other: return .transient(error, retryAfter: nil)
-      default: return .failed(error)
+  /// A connection's transfer ended: account for it, give it the next segment, or end the round.
+  fileprivate func connectionEnded(
+    _ connection: Int, plan: ConnectionPlan, verdict: ConnectionVerdict?, failure: TransportFailure?
+  ) {
+    let result = classify(connection, verdict: verdict, failure: failure)
+    var next: ConnectionPlan?
+    var cancel: [any TransferHandle] = []
+    var finished: (CheckedContinuation<AttemptOutcome, Never>, AttemptOutcome)?
+    shared.withLock { shared in
+      shared.round.handles[connection] = nil
+      if let id = shared.segmentOf.removeValue(forKey: connection) { shared.planner?.release(id) }
+      if shared.streamOwner == connection { shared.streamOwner = nil }
+      switch result {
+      case .final(let outcome):
+        if shared.round.final == nil {
+          shared.round.final = outcome
+          cancel = Array(shared.round.handles.values)
+        }
+      case .transient(let error, let retryAfter):
+        shared.round.lastError = error
+        shared.round.lastRetryAfter = retryAfter
+        shared.round.failures += 1
+      case .dropped, .segmentFull:
+        break
+      }
+      let mayContinue: Bool =
+        switch result {
+        case .segmentFull: true
+        case .final, .transient, .dropped: false
+        }
+      if shared.round.final == nil, mayContinue, case .segment = plan,
+        var planner = shared.planner, let segment = planner.claim()
+      {
+        shared.segmentOf[connection] = segment.id
+        shared.planner = planner
+        next = .segment(id: segment.id, start: segment.cursor, end: segment.end, total: planner.total)
+      } else {
+        shared.round.live -= 1
+      }
+      if shared.round.live == 0, let continuation = shared.round.continuation {
+        shared.round.continuation = nil
+        finished = (continuation, Self.roundOutcome(shared))
       }
     }
-    let (written, total) = shared.withLock { ($0.writeOffset, $0.state.totalBytes) }
-    guard let total else {
-      // No length was announced (chunked): the end of the response is the end of the file.
-      shared.withLock { $0.state.totalBytes = written }
-      return .completed
+    for handle in cancel { handle.cancel() }
+    if let next { launch(connection, next) }
+    if let (continuation, outcome) = finished { continuation.resume(returning: outcome) }
+  }
+
+  private func classify(_ connection: Int, verdict: ConnectionVerdict?, failure: TransportFailure?) -> ConnectionVerdict {
+    if let verdict { return verdict }
+    guard let failure else {
+      // A whole response: a stream of unknown size ends here; a segment may have come up short.
+      let (isStream, written, total) = shared.withLock {
+        ($0.planner == nil, $0.streamOffset, $0.state.totalBytes)
+      }
+      if isStream {
+        shared.withLock { if $0.state.totalBytes == nil { $0.state.totalBytes = written } }
+        return total == nil || total == written
+          ? .final(.completed)
+          : .transient(HaulError(.network, "the connection ended after \(written) of \(total ?? 0) bytes"), retryAfter: nil)
+      }
+      return .segmentFull
     }
-    if written == total { return .completed }
-    return .transient(
-      HaulError(.network, "the connection ended after \(written) of \(total) bytes"), retryAfter: nil)
+    if failure.kind == .cancelled { return .final(.stopped) }
+    let error = Self.error(for: failure)
+    switch failure.kind {
+    case .connect, .interrupted, .timedOut, .other: return .transient(error, retryAfter: nil)
+    default: return .final(.failed(error))
+    }
+  }
+
+  private static func roundOutcome(_ shared: Shared) -> AttemptOutcome {
+    if let final = shared.round.final { return final }
+    if let planner = shared.planner, planner.isComplete { return .completed }
+    let error =
+      shared.round.lastError
+      ?? HaulError(.network, "the connections ended with \(bytesText(shared.heldBytes)) of the file")
+    return .transient(error, retryAfter: shared.round.lastRetryAfter)
   }
 
   static func error(for failure: TransportFailure) -> HaulError {
     switch failure.kind {
     case .connect: HaulError(.network, "cannot connect: \(failure.message)", underlying: failure)
     case .interrupted: HaulError(.network, "the connection broke: \(failure.message)", underlying: failure)
-    case .timedOut: HaulError(.network, "timed out: \(failure.message)", hint: "raise --timeout for slow servers", underlying: failure)
+    case .timedOut:
+      HaulError(.network, "timed out: \(failure.message)", hint: "raise --timeout for slow servers", underlying: failure)
     case .tls:
       HaulError(
         .tls, "TLS failed: \(failure.message)",
@@ -471,7 +768,8 @@ final class DownloadRun: Sendable {
         underlying: failure)
     case .tooManyRedirects: HaulError(.protocol, "too many redirects: \(failure.message)", underlying: failure)
     case .badURL: HaulError(.invalidInput, "unusable URL: \(failure.message)", underlying: failure)
-    case .malformedResponse: HaulError(.protocol, "the server's reply is not valid HTTP: \(failure.message)", underlying: failure)
+    case .malformedResponse:
+      HaulError(.protocol, "the server's reply is not valid HTTP: \(failure.message)", underlying: failure)
     case .aborted, .cancelled, .other: HaulError(.network, failure.message, underlying: failure)
     }
   }
@@ -479,7 +777,7 @@ final class DownloadRun: Sendable {
   // MARK: - Ends
 
   private func flushCheckpoint() throws(HaulError) {
-    let (target, state) = shared.withLock { ($0.target, $0.state) }
+    let (target, state) = shared.withLock { ($0.target, $0.snapshot) }
     guard let target else { return }
     try target.checkpointer.commit(state)
   }
@@ -487,7 +785,12 @@ final class DownloadRun: Sendable {
   private func resetToEmpty() throws(HaulError) {
     let (target, state): (OpenTarget?, ResumeState) = shared.withLock {
       $0.state = ResumeState(url: url)
-      $0.writeOffset = 0
+      $0.planner = nil
+      $0.segmentOf = [:]
+      $0.streamOwner = nil
+      $0.streamOffset = 0
+      $0.rangesSupported = false
+      $0.rangesDistrusted = true
       return ($0.target, $0.state)
     }
     try target?.checkpointer.commit(state, truncatingTo: 0)
@@ -495,8 +798,9 @@ final class DownloadRun: Sendable {
 
   /// Sync, stamp, rename into place, drop the sidecar.
   private func finish(started: UInt64) throws(HaulError) -> DownloadResult {
-    let (target, state, received, resumedFrom, finalURL) = shared.withLock {
-      ($0.target, $0.state, $0.received, $0.resumedFrom ?? 0, $0.finalURL ?? $0.state.finalURL ?? url)
+    let (target, state, received, resumedFrom, finalURL, speed) = shared.withLock {
+      ($0.target, $0.snapshot, $0.received, $0.resumedFrom ?? 0, $0.finalURL ?? $0.state.finalURL ?? url,
+       $0.speed.bytesPerSecond)
     }
     guard let target else { throw HaulError(.generic, "internal: finished without a file") }
     let total = state.totalBytes ?? state.contiguousBytes
@@ -518,18 +822,14 @@ final class DownloadRun: Sendable {
       file: URL(fileURLWithPath: target.paths.target), totalBytes: total, bytesReceived: received,
       resumedFrom: resumedFrom, finalURL: finalURL, wasAlreadyComplete: false, remoteChanged: false,
       duration: Monotonic.seconds(since: started))
-    emit(.progress(DownloadProgress(bytes: total, totalBytes: total, bytesPerSecond: shared.withLock { $0.speed.bytesPerSecond }, connections: 0)))
+    emit(.progress(DownloadProgress(bytes: total, totalBytes: total, bytesPerSecond: speed, connections: 0)))
     emit(.completed(result))
     return result
   }
 
-  private func alreadyComplete(plan: AttemptPlan, changed: Bool, started: UInt64) throws(HaulError) -> DownloadResult {
+  private func alreadyComplete(changed: Bool, started: UInt64) throws(HaulError) -> DownloadResult {
     let (paths, state) = shared.withLock { ($0.paths, $0.state) }
     guard let paths else { throw HaulError(.generic, "internal: no target") }
-    if case .download = plan.purpose {
-      // A 416 at the very end: the partial is the whole file.
-      return try finish(started: started)
-    }
     let total = state.totalBytes ?? 0
     let result = DownloadResult(
       file: URL(fileURLWithPath: paths.target), totalBytes: total, bytesReceived: 0, resumedFrom: total,
@@ -542,7 +842,7 @@ final class DownloadRun: Sendable {
 
   /// After a final failure with nothing held, leave no empty `.part` or sidecar behind.
   private func removeIfEmpty() {
-    let (target, held) = shared.withLock { ($0.target, $0.state.heldBytes) }
+    let (target, held) = shared.withLock { ($0.target, $0.heldBytes) }
     guard let target, held == 0 else { return }
     target.checkpointer.stop()
     try? FileIO.remove(target.paths.part)
@@ -556,43 +856,44 @@ final class DownloadRun: Sendable {
     try? FileIO.remove(target.paths.state)
   }
 
-  func progressSnapshot(connections: Int) -> DownloadProgress {
+  func progressSnapshot() -> DownloadProgress {
     shared.withLock {
       DownloadProgress(
-        bytes: $0.state.contiguousBytes, totalBytes: $0.state.totalBytes,
-        bytesPerSecond: $0.speed.bytesPerSecond, connections: connections)
+        bytes: $0.heldBytes, totalBytes: $0.state.totalBytes, bytesPerSecond: $0.speed.bytesPerSecond,
+        connections: 0)
     }
   }
 }
 
-/// Receives one attempt's transfer events and hands its outcome to the waiting retry loop once.
-private final class AttemptSink: TransferSink {
+/// Receives one connection's transfer events and reports its end once.
+private final class ConnectionSink: TransferSink {
   private let run: DownloadRun
-  private let plan: AttemptPlan
-  private let decided = Mutex<AttemptOutcome?>(nil)
-  private let onFinish: @Sendable (AttemptOutcome) -> Void
+  private let connection: Int
+  private let plan: ConnectionPlan
+  private let sentRange: Bool
+  private let verdict = Mutex<DownloadRun.ConnectionVerdict?>(nil)
 
-  init(run: DownloadRun, plan: AttemptPlan, onFinish: @escaping @Sendable (AttemptOutcome) -> Void) {
+  init(run: DownloadRun, connection: Int, plan: ConnectionPlan, sentRange: Bool) {
     self.run = run
+    self.connection = connection
     self.plan = plan
-    self.onFinish = onFinish
+    self.sentRange = sentRange
   }
 
   func transferDidReceiveHead(_ head: ResponseHead) -> BodyDisposition {
-    let (disposition, outcome) = run.receiveHead(head, plan: plan)
-    if let outcome { decided.withLock { $0 = outcome } }
+    let (disposition, verdict) = run.receiveHead(head, connection: connection, plan: plan, sentRange: sentRange)
+    if let verdict { self.verdict.withLock { $0 = verdict } }
     return disposition
   }
 
   func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    guard let outcome = run.receiveBody(bytes) else { return true }
-    decided.withLock { $0 = outcome }
+    guard let verdict = run.receiveBody(bytes, connection: connection) else { return true }
+    self.verdict.withLock { $0 = verdict }
     return false
   }
 
   func transferDidFinish(head: ResponseHead?, failure: TransportFailure?) {
-    let outcome = run.finishAttempt(decided: decided.withLock { $0 }, failure: failure)
-    onFinish(outcome)
+    run.connectionEnded(connection, plan: plan, verdict: verdict.withLock { $0 }, failure: failure)
   }
 }
 

@@ -16,8 +16,12 @@ public enum DownloadDestination: Sendable, Equatable {
 /// options.headers = [("Authorization", "Bearer …")]
 /// ```
 public struct DownloadOptions: Sendable {
-  /// Connections per file. Only 1 is supported so far; segmented downloads are planned.
-  public var connections: Int = 1
+  /// Connections per file (1...64), or nil to choose automatically: start with one and add
+  /// more while throughput keeps rising, up to `automaticConnectionCap`. Servers that ignore
+  /// ranges always get one.
+  public var connections: Int?
+  /// The most connections automatic mode opens to one file.
+  public static let automaticConnectionCap = 16
   /// Cap on received bytes per second, or nil for no cap.
   public var rateLimit: Int64?
   /// Attempts in a row that make no progress before giving up (an attempt that gets bytes resets the count).

@@ -88,11 +88,14 @@ enum RangeResponse {
   /// - Parameters:
   ///   - offset: the first byte asked for (`Range: bytes=offset-`), 0 when no Range was sent.
   ///   - held: the identity of the bytes held, nil when nothing is held.
-  static func decide(offset: Int64, held: ResourceIdentity?, response: ResponseSummary) -> RangeResponseAction {
+  ///   - sentRange: whether a Range header was sent (a range from byte 0 counts).
+  static func decide(
+    offset: Int64, sentRange: Bool? = nil, held: ResourceIdentity?, response: ResponseSummary
+  ) -> RangeResponseAction {
     let status = response.status
     switch status {
     case 200:
-      return offset == 0 ? .append(at: 0) : .replaceFromStart
+      return sentRange ?? (offset > 0) ? .replaceFromStart : .append(at: 0)
     case 206:
       guard case .range(let first, let last, let total)? = response.contentRange else {
         return .restart(reason: "the server sent a partial response without a usable Content-Range")

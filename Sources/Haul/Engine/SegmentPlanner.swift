@@ -1,0 +1,138 @@
+/// Which bytes of a resource are held, which are being fetched by which connection, and which
+/// range a free connection should take next. Pure bookkeeping, no I/O: the engine asks it
+/// questions under its lock and acts on the answers outside.
+///
+/// A free connection takes the largest range nobody holds or fetches; when there is none, it
+/// takes the second half of the largest range still being fetched (work stealing), so that
+/// all connections finish together. Halves are never smaller than `minimumSplit`.
+struct SegmentPlanner: Sendable, Equatable {
+  /// One connection's share: it writes `[cursor, end)` in order; `[start, cursor)` is written
+  /// and `[cursor, reserved)` is being written right now (never stolen).
+  struct Segment: Sendable, Equatable {
+    let id: Int
+    let start: Int64
+    var cursor: Int64
+    var reserved: Int64
+    var end: Int64
+    var remaining: Int64 { end - reserved }
+  }
+
+  let total: Int64
+  let minimumSplit: Int64
+  /// Written bytes not in an active segment, sorted and disjoint.
+  private(set) var held: [ByteRange]
+  private(set) var active: [Segment] = []
+  private(set) var nextID = 1
+
+  /// - Parameter firstID: the first segment id, so ids stay unique across plans of one download.
+  init(total: Int64, held: [ByteRange], minimumSplit: Int64 = 1 << 20, firstID: Int = 1) {
+    self.total = total
+    self.minimumSplit = max(1, minimumSplit)
+    self.nextID = firstID
+    self.held = ByteRanges.normalized(held.map { ByteRange(start: max(0, $0.start), end: min(total, $0.end)) })
+  }
+
+  /// Bytes written: held plus the written part of every active segment.
+  var written: [ByteRange] {
+    ByteRanges.normalized(held + active.map { ByteRange(start: $0.start, end: $0.cursor) })
+  }
+
+  var writtenBytes: Int64 { written.reduce(0) { $0 + $1.count } }
+
+  var isComplete: Bool { active.isEmpty && (total == 0 || held == [ByteRange(start: 0, end: total)]) }
+
+  /// Bytes neither held nor assigned to a connection.
+  var unassigned: [ByteRange] {
+    ByteRanges.subtract(
+      ByteRanges.normalized(held + active.map { ByteRange(start: $0.start, end: $0.end) }),
+      from: ByteRange(start: 0, end: total))
+  }
+
+  /// Bytes still to fetch, assigned or not.
+  var remainingBytes: Int64 { total - writtenBytes }
+
+  /// A range for a free connection, or nil when there is nothing worth taking: the first
+  /// unassigned gap (front to back keeps a single connection sequential), else half of the
+  /// largest range still being fetched.
+  mutating func claim() -> Segment? {
+    if let gap = unassigned.first {
+      return open(gap.start, gap.end)
+    }
+    guard let victim = active.indices.max(by: { active[$0].remaining < active[$1].remaining }),
+      active[victim].remaining >= 2 * minimumSplit
+    else { return nil }
+    let middle = active[victim].reserved + active[victim].remaining / 2
+    let end = active[victim].end
+    active[victim].end = middle
+    return open(middle, end)
+  }
+
+  /// Opens a segment over exactly `[start, end)` (the first connection, whose range is the whole file).
+  mutating func open(_ start: Int64, _ end: Int64) -> Segment {
+    let segment = Segment(id: nextID, start: start, cursor: start, reserved: start, end: end)
+    nextID += 1
+    active.append(segment)
+    return segment
+  }
+
+  func segment(_ id: Int) -> Segment? { active.first { $0.id == id } }
+
+  /// Reserves up to `count` bytes at the segment's cursor for a write about to happen, so no
+  /// other connection can be given them; returns where to write and how many (0 at its end).
+  mutating func reserve(_ id: Int, upTo count: Int64) -> (offset: Int64, count: Int64)? {
+    guard let index = active.firstIndex(where: { $0.id == id }), active[index].reserved == active[index].cursor
+    else { return nil }
+    let allowed = max(0, min(count, active[index].end - active[index].cursor))
+    active[index].reserved += allowed
+    return (active[index].cursor, allowed)
+  }
+
+  /// Marks the reserved bytes written (`succeeded`) or gives them back.
+  mutating func commitReservation(_ id: Int, succeeded: Bool) {
+    guard let index = active.firstIndex(where: { $0.id == id }) else { return }
+    if succeeded { active[index].cursor = active[index].reserved } else { active[index].reserved = active[index].cursor }
+  }
+
+  /// Whether the segment has all its bytes.
+  func isFinished(_ id: Int) -> Bool {
+    guard let segment = segment(id) else { return true }
+    return segment.cursor >= segment.end
+  }
+
+  /// Ends a segment: its written part becomes held, the rest unassigned again.
+  mutating func release(_ id: Int) {
+    guard let index = active.firstIndex(where: { $0.id == id }) else { return }
+    let segment = active.remove(at: index)
+    if segment.cursor > segment.start {
+      held = ByteRanges.normalized(held + [ByteRange(start: segment.start, end: segment.cursor)])
+    }
+  }
+}
+
+/// Operations on sorted lists of half-open byte ranges.
+enum ByteRanges {
+  /// Sorted, with overlapping and touching ranges merged and empty ones dropped.
+  static func normalized(_ ranges: [ByteRange]) -> [ByteRange] {
+    var result: [ByteRange] = []
+    for range in ranges.filter({ $0.end > $0.start }).sorted(by: { $0.start < $1.start }) {
+      if let last = result.last, range.start <= last.end {
+        result[result.count - 1].end = max(last.end, range.end)
+      } else {
+        result.append(range)
+      }
+    }
+    return result
+  }
+
+  /// The parts of `whole` not covered by `ranges` (which must be normalized).
+  static func subtract(_ ranges: [ByteRange], from whole: ByteRange) -> [ByteRange] {
+    var gaps: [ByteRange] = []
+    var position = whole.start
+    for range in ranges where range.end > whole.start && range.start < whole.end {
+      if range.start > position { gaps.append(ByteRange(start: position, end: range.start)) }
+      position = max(position, range.end)
+    }
+    if position < whole.end { gaps.append(ByteRange(start: position, end: whole.end)) }
+    return gaps
+  }
+}
