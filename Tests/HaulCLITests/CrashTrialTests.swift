@@ -98,7 +98,7 @@ struct CrashTrialTests {
     let final = try await HaulBinary.run(["--json", "--timeout", "20", "-o", target.path, server.url("/big.bin")])
     #expect(final.status == 0, "trial \(seed): the final run failed: \(final)")
     #expect(directory.contents("big.bin") == body, "trial \(seed): the finished file differs from the source")
-    #expect(!directory.exists("big.bin.part") && !directory.exists("big.bin.haul"))
+    expectOnlyResult(in: directory, name: "big.bin")
     #expect(final.event("started")?["resumed_from"] == String(claims.last ?? 0))
     // Every run after the first that found bytes asked for the rest, with the validator.
     let resumes = server.requests(for: "/big.bin").filter { $0.header("Range") != nil }
@@ -110,13 +110,13 @@ struct CrashTrialTests {
   /// After a kill: the sidecar (if any) claims no more than the `.part` file holds, and the claimed
   /// prefix is exactly the source's. Returns the bytes claimed.
   static func checkDurableClaim(
-    in directory: TemporaryDirectory, name: String, source: [UInt8], etag: String, context: String
+    in directory: TemporaryDirectory, name: String, source: [UInt8], etag: String?, context: String
   ) throws -> Int64 {
     guard let sidecar = try Sidecar.read(directory.file(name + ".haul").path) else { return 0 }
     let claim = sidecar.claimedPrefix
     #expect(sidecar.body.ranges.count <= 1, "\(context): a single connection should hold one prefix")
     guard claim > 0 else { return 0 }
-    #expect(sidecar.body.etag == etag, "\(context): the sidecar records another version")
+    if let etag { #expect(sidecar.body.etag == etag, "\(context): the sidecar records another version") }
     #expect(sidecar.body.totalBytes == Int64(source.count))
     let part = try #require(directory.contents(name + ".part"), "\(context): a sidecar claims \(claim) bytes but there is no .part")
     try #require(
@@ -127,5 +127,20 @@ struct CrashTrialTests {
       Issue.record("\(context): the claimed prefix of \(claim) bytes differs from the source at byte \(first)")
     }
     return claim
+  }
+
+  /// Waits until `haul` has made some bytes durable (the sidecar claims more than `beyond`), or has
+  /// ended. Returns the claim. Waiting for an event, not for a time, keeps slow machines from failing.
+  static func waitForClaim(
+    in directory: TemporaryDirectory, name: String, process: ChildProcess, beyond: Int64 = 0
+  ) async throws -> Int64 {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while process.isRunning, ContinuousClock.now < deadline {
+      if let sidecar = try? Sidecar.read(directory.file(name + ".haul").path), sidecar.claimedPrefix > beyond {
+        return sidecar.claimedPrefix
+      }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    return (try? Sidecar.read(directory.file(name + ".haul").path))?.claimedPrefix ?? 0
   }
 }

@@ -48,7 +48,7 @@ struct PowerLossTests {
     let outcome = try await HaulBinary.run(["--json", "-o", download.target.path, download.url])
     #expect(outcome.status == 0, "\(outcome)")
     #expect(download.directory.contents("file.bin") == download.body, "the finished file differs from the source")
-    #expect(!download.directory.exists("file.bin.part") && !download.directory.exists("file.bin.haul"))
+    expectOnlyResult(in: download.directory, name: "file.bin")
     return outcome
   }
 

@@ -79,8 +79,31 @@ final class ChildProcess: @unchecked Sendable {
       continuation.yield()
       continuation.finish()
     }
-    try process.run()
+    try spawnWithDefaultSignals(process)
     return ChildProcess(process: process, outputs: outputs, ended: ended)
+  }
+
+  /// `process.run()` on a fresh thread whose signal mask is empty. Swift concurrency runs tests on
+  /// libdispatch workers, which block most signals; a child spawned from one inherits that mask and
+  /// would never see SIGTERM or SIGINT (lighttpd then cannot be stopped, `haul` cannot be interrupted).
+  static func spawnWithDefaultSignals(_ process: Process) throws {
+    final class Box: @unchecked Sendable {
+      let process: Process
+      var error: (any Error)?
+      let done = DispatchSemaphore(value: 0)
+      init(_ process: Process) { self.process = process }
+    }
+    let box = Box(process)
+    let thread = Thread {
+      var empty = sigset_t()
+      sigemptyset(&empty)
+      pthread_sigmask(SIG_SETMASK, &empty, nil)
+      do { try box.process.run() } catch { box.error = error }
+      box.done.signal()
+    }
+    thread.start()
+    box.done.wait()
+    if let error = box.error { throw error }
   }
 
   /// Sends `signal` (SIGKILL by default) unless the process has already ended.
@@ -135,7 +158,7 @@ enum TestEnvironment {
     process.standardOutput = try FileHandle(forWritingTo: output.file("out"))
     process.standardError = try FileHandle(forWritingTo: output.file("err"))
     process.standardInput = FileHandle.nullDevice
-    try process.run()
+    try ChildProcess.spawnWithDefaultSignals(process)
     process.waitUntilExit()
     return ProcessOutcome(
       status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
@@ -198,13 +221,19 @@ struct Sidecar {
     return first.end
   }
 
+  struct Malformed: Error, CustomStringConvertible {
+    let description: String
+  }
+
   /// Reads `path`; nil when there is none. Throws when it is not three well-formed lines.
   static func read(_ path: String) throws -> Sidecar? {
     guard let data = FileManager.default.contents(atPath: path) else { return nil }
     let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-    try #require(lines.count == 4 && lines[3].isEmpty, "the sidecar \(path) is not three lines")
-    try #require(lines[0] == "haul-state 1", "unexpected sidecar header '\(lines[0])'")
-    try #require(lines[2].hasPrefix("sha256 ") && lines[2].count == 7 + 64, "no sha256 line in the sidecar")
+    guard lines.count == 4, lines[3].isEmpty else { throw Malformed(description: "the sidecar \(path) is not three lines") }
+    guard lines[0] == "haul-state 1" else { throw Malformed(description: "unexpected sidecar header '\(lines[0])'") }
+    guard lines[2].hasPrefix("sha256 "), lines[2].count == 7 + 64 else {
+      throw Malformed(description: "no sha256 line in the sidecar \(path)")
+    }
     return Sidecar(body: try JSONDecoder().decode(Body.self, from: Data(lines[1].utf8)))
   }
 }

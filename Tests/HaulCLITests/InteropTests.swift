@@ -1,0 +1,197 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+// Real servers, each started by the test itself from Tests/Interop/*.conf. When a server is not
+// installed its suite is skipped (the skip names the package to install) — except under CI
+// (`CI` set), where a missing server fails the suite.
+
+@Suite(
+  "interop: nginx",
+  .enabled(if: RealServer.Kind.nginx.shouldTest, "nginx is not installed (Debian: nginx-light); skipped"))
+struct NginxInteropTests {
+  @Test func fullDownload() async throws { try await InteropChecks.fullDownload(.nginx) }
+  @Test func resumeAfterKill() async throws { try await InteropChecks.resumeAfterKill(.nginx) }
+  @Test func fileReplacedBetweenRuns() async throws { try await InteropChecks.fileReplacedBetweenRuns(.nginx) }
+
+  /// ENGINE BUG: a checkpoint the Checkpointer queued during the transfer (the one scheduled on the
+  /// first body chunk) can land after `finish()` removed the sidecar, leaving a stale `NAME.haul`
+  /// (claiming 16 KiB) or `NAME.haul.tmp` next to the finished `NAME`. Seen in about 1 of 13 fast
+  /// downloads from nginx when four run at once. No byte is wrong (the next run deletes a stale
+  /// `.haul` as "left over from a crash"), but the directory looks like an interrupted download.
+  /// Fix (engine): drain the checkpointer before the final rename and removal.
+  @Test func fastDownloadsLeaveNoSidecar() async throws {
+    let server = try await RealServer.start(.nginx)
+    let body = TestResource.random(size: 8 << 20, seed: 77)
+    try server.publish("fast.bin", body, modified: InteropChecks.firstVersion)
+    let leftovers = try await withThrowingTaskGroup(of: [String].self) { group in
+      for worker in 1...4 {
+        group.addTask {
+          var found: [String] = []
+          for round in 1...6 {
+            let directory = try TemporaryDirectory()
+            let outcome = try await HaulBinary.run(["-q", "-o", directory.file("fast.bin").path, server.url("fast.bin")])
+            try #require(outcome.status == 0, "\(outcome)")
+            #expect(directory.contents("fast.bin") == body)
+            #expect(!directory.exists("fast.bin.part"))
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+            if names != ["fast.bin"] { found.append("\(worker).\(round): \(names)") }
+          }
+          return found
+        }
+      }
+      var all: [String] = []
+      for try await found in group { all += found }
+      return all
+    }
+    await server.stop()
+    print("nginx: fast downloads that left more than the file: \(leftovers.count) of 24 \(leftovers)")
+    withKnownIssue("engine: a queued checkpoint can rewrite NAME.haul after completion", isIntermittent: true) {
+      #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+  }
+
+  /// A self-signed certificate: refused by default (exit 5, saying why); `--insecure` downloads
+  /// and warns.
+  @Test(.enabled(if: TestEnvironment.executable("/usr/bin/openssl") != nil || TestEnvironment.isCI, "openssl is not installed; skipped"))
+  func selfSignedCertificate() async throws {
+    let server = try await RealServer.start(.nginx, tls: true)
+    let body = TestResource.random(size: 1 << 20, seed: 41)
+    try server.publish("tls.bin", body, modified: Date(timeIntervalSince1970: 1_700_000_000))
+    let directory = try TemporaryDirectory()
+    let target = directory.file("tls.bin")
+
+    let refused = try await HaulBinary.run(["-q", "-o", target.path, server.httpsURL("tls.bin")])
+    #expect(refused.status == 5, "\(refused)")
+    #expect(refused.stderr.contains("haul: TLS failed"), "\(refused)")
+    #expect(refused.stderr.contains("--insecure"), "the hint should name the way out: \(refused)")
+    #expect(!directory.exists("tls.bin") && !directory.exists("tls.bin.part") && !directory.exists("tls.bin.haul"))
+
+    let insecure = try await HaulBinary.run(["-q", "--insecure", "-o", target.path, server.httpsURL("tls.bin")])
+    #expect(insecure.status == 0, "\(insecure)")
+    #expect(insecure.stderr.contains("warning: --insecure"), "\(insecure)")
+    #expect(directory.contents("tls.bin") == body)
+    expectOnlyResult(in: directory, name: "tls.bin")
+    await server.stop()
+  }
+}
+
+@Suite(
+  "interop: lighttpd",
+  .enabled(if: RealServer.Kind.lighttpd.shouldTest, "lighttpd is not installed (Debian: lighttpd); skipped"))
+struct LighttpdInteropTests {
+  @Test func fullDownload() async throws { try await InteropChecks.fullDownload(.lighttpd) }
+  @Test func resumeAfterKill() async throws { try await InteropChecks.resumeAfterKill(.lighttpd) }
+  @Test func fileReplacedBetweenRuns() async throws { try await InteropChecks.fileReplacedBetweenRuns(.lighttpd) }
+}
+
+/// The checks every real server gets.
+enum InteropChecks {
+  static let size = 8 << 20
+  static let firstVersion = Date(timeIntervalSince1970: 1_700_000_000)
+  static let secondVersion = Date(timeIntervalSince1970: 1_700_003_600)
+
+  /// The whole file in one response, byte for byte.
+  static func fullDownload(_ kind: RealServer.Kind) async throws {
+    let server = try await RealServer.start(kind)
+    let body = TestResource.random(size: size, seed: 11)
+    try server.publish("full.bin", body, modified: firstVersion)
+    let directory = try TemporaryDirectory()
+    let outcome = try await HaulBinary.run(["--json", "-o", directory.file("full.bin").path, server.url("full.bin")])
+    await server.stop()
+    #expect(outcome.status == 0, "\(outcome)")
+    #expect(directory.contents("full.bin") == body)
+    expectOnlyResult(in: directory, name: "full.bin")
+    let log = server.accessLog()
+    #expect(log.map(\.status) == [200], "\(log)")
+    #expect(log.first?.bodyBytes == size)
+  }
+
+  /// SIGKILL in the middle of a throttled download; the next run asks for the rest with If-Range,
+  /// gets 206, and the file is exact.
+  static func resumeAfterKill(_ kind: RealServer.Kind) async throws {
+    let server = try await RealServer.start(kind)
+    let body = TestResource.random(size: size, seed: 12)
+    try server.publish("slow.bin", body, modified: firstVersion)
+    let directory = try TemporaryDirectory()
+    let arguments = ["--json", "-o", directory.file("slow.bin").path, server.url("slow.bin", slow: true)]
+
+    let first = try HaulBinary.start(arguments)
+    let claimed = try await CrashTrialTests.waitForClaim(in: directory, name: "slow.bin", process: first, beyond: 1 << 20)
+    first.signal(SIGKILL)
+    let killed = await first.wait()
+    try #require(killed.signaled, "haul ended before it was killed: \(killed)")
+    let claim = try CrashTrialTests.checkDurableClaim(
+      in: directory, name: "slow.bin", source: body, etag: nil, context: "\(kind) after the kill")
+    #expect(claim >= claimed && claim > 0)
+    let etag = try #require(try Sidecar.read(directory.file("slow.bin.haul").path)?.body.etag, "\(kind) sent no ETag")
+
+    let second = try await HaulBinary.run(arguments)
+    await server.stop()
+    #expect(second.status == 0, "\(second)")
+    #expect(directory.contents("slow.bin") == body, "\(kind): the resumed file differs from the source")
+    expectOnlyResult(in: directory, name: "slow.bin")
+    #expect(second.event("started")?["resumed_from"] == String(claim))
+    #expect(second.event("completed")?["received"] == String(Int64(size) - claim), "\(second)")
+    #expect(!second.eventNames.contains("restarted"))
+
+    let log = server.accessLog()
+    try #require(log.count == 2, "\(kind) access log: \(log)")
+    #expect(log[0].status == 200 && log[0].range == nil)
+    #expect(log[1].status == 206, "\(log[1])")
+    #expect(log[1].range == "bytes=\(claim)-")
+    #expect(log[1].ifRange.map { unescape($0) } == etag, "\(log[1])")
+    print("\(kind): killed at \(claim) of \(size) bytes durable; resumed with 206; sent \(log.map(\.bodyBytes).reduce(0, +)) bytes in all")
+  }
+
+  /// The file changes on the server between runs (new ETag): the resume's If-Range no longer
+  /// matches, the server sends the whole new file with 200, and the result is the new file —
+  /// never old bytes spliced to new ones.
+  static func fileReplacedBetweenRuns(_ kind: RealServer.Kind) async throws {
+    let server = try await RealServer.start(kind)
+    let old = TestResource.random(size: size, seed: 13)
+    let new = TestResource.random(size: size, seed: 14)  // same size: only the validator tells them apart
+    try server.publish("moving.bin", old, modified: firstVersion)
+    let directory = try TemporaryDirectory()
+    let arguments = ["--json", "-o", directory.file("moving.bin").path, server.url("moving.bin", slow: true)]
+
+    let first = try HaulBinary.start(arguments)
+    _ = try await CrashTrialTests.waitForClaim(in: directory, name: "moving.bin", process: first, beyond: 1 << 20)
+    first.signal(SIGKILL)
+    let killed = await first.wait()
+    try #require(killed.signaled, "haul ended before it was killed: \(killed)")
+    let claim = try CrashTrialTests.checkDurableClaim(
+      in: directory, name: "moving.bin", source: old, etag: nil, context: "\(kind) after the kill")
+    try #require(claim > 0)
+    let oldETag = try #require(try Sidecar.read(directory.file("moving.bin.haul").path)?.body.etag)
+
+    try await server.replace("moving.bin", with: new, modified: secondVersion)
+    let second = try await HaulBinary.run(arguments)
+    await server.stop()
+    #expect(second.status == 0, "\(second)")
+    let result = try #require(directory.contents("moving.bin"))
+    #expect(result == new, "\(kind): the result is not the new file")
+    expectOnlyResult(in: directory, name: "moving.bin")
+    #expect(result[0..<Int(claim)] != old[0..<Int(claim)], "old bytes were kept")
+    #expect(second.eventNames.contains("restarted"), "\(second)")
+
+    let log = server.accessLog()
+    try #require(log.count >= 2, "\(kind) access log: \(log)")
+    // The resume: Range with the old validator in If-Range, answered with the whole new file.
+    #expect(log[1].range == "bytes=\(claim)-", "\(log[1])")
+    #expect(log[1].ifRange.map { unescape($0) } == oldETag, "\(log[1])")
+    #expect(log[1].status == 200, "\(kind) should ignore Range when If-Range does not match: \(log[1])")
+    #expect(log.dropFirst(2).allSatisfy { $0.range == nil }, "nothing may be spliced: \(log)")
+  }
+
+  /// Undoes the access logs' escaping of quotes (nginx `\x22`, lighttpd `\"`).
+  static func unescape(_ logged: String) -> String {
+    logged.replacingOccurrences(of: "\\x22", with: "\"").replacingOccurrences(of: "\\\"", with: "\"")
+  }
+}
