@@ -83,8 +83,7 @@ struct CrashTrialTests {
     for kill in 1...killsPerTrial {
       let delay = Double.random(in: killWindow, using: &random)
       let process = try HaulBinary.start(arguments)
-      try await Task.sleep(for: .seconds(delay))
-      process.signal(SIGKILL)
+      process.signal(SIGKILL, after: delay)
       let outcome = await process.wait()
       try #require(
         outcome.signaled && outcome.status == SIGKILL,

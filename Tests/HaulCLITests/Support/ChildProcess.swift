@@ -113,6 +113,16 @@ final class ChildProcess: @unchecked Sendable {
 
   var isRunning: Bool { process.isRunning }
 
+  /// Sends `signal` after `seconds`, timed on a thread of its own: the test pool can be starved
+  /// by other suites on a small machine, and a late kill would land after the download finished.
+  func signal(_ number: Int32 = SIGKILL, after seconds: Double) {
+    let thread = Thread { [self] in
+      usleep(UInt32(max(0, seconds) * 1_000_000))
+      signal(number)
+    }
+    thread.start()
+  }
+
   /// Waits for the end (only one caller may wait).
   func wait() async -> ProcessOutcome {
     for await _ in ended {}
