@@ -2,6 +2,9 @@ import Foundation
 import HaulTestSupport
 import Testing
 
+// The sidecar of a partial that already holds every byte is written with the library's own encoder.
+@testable import Haul
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -19,6 +22,10 @@ struct NginxInteropTests {
   @Test func fullDownload() async throws { try await InteropChecks.fullDownload(.nginx) }
   @Test func resumeAfterKill() async throws { try await InteropChecks.resumeAfterKill(.nginx) }
   @Test func fileReplacedBetweenRuns() async throws { try await InteropChecks.fileReplacedBetweenRuns(.nginx) }
+  @Test func rangeAndIfRangeSemantics() async throws { try await InteropChecks.rangeAndIfRangeSemantics(.nginx) }
+  @Test func completePartialFinishesWithoutRefetching() async throws {
+    try await InteropChecks.completePartialFinishes(.nginx)
+  }
 
   /// ENGINE BUG: a checkpoint the Checkpointer queued during the transfer (the one scheduled on the
   /// first body chunk) can land after `finish()` removed the sidecar, leaving a stale `NAME.haul`
@@ -89,6 +96,19 @@ struct LighttpdInteropTests {
   @Test func fullDownload() async throws { try await InteropChecks.fullDownload(.lighttpd) }
   @Test func resumeAfterKill() async throws { try await InteropChecks.resumeAfterKill(.lighttpd) }
   @Test func fileReplacedBetweenRuns() async throws { try await InteropChecks.fileReplacedBetweenRuns(.lighttpd) }
+  @Test func rangeAndIfRangeSemantics() async throws { try await InteropChecks.rangeAndIfRangeSemantics(.lighttpd) }
+
+  /// ENGINE LIMITATION: lighttpd answers a range past the end with 416 but no `Content-Range`
+  /// (RFC 9110 says SHOULD send `bytes */LENGTH`). A partial that already holds every byte (haul
+  /// killed between the last checkpoint and the rename) asks for `bytes=SIZE-` with a matching
+  /// If-Range, gets that bare 416, and `RangeResponse.decide` restarts from zero: the whole file
+  /// is fetched again. The bytes end up right; only the transfer is wasted. With a strong ETag in
+  /// If-Range and the recorded total equal to the offset, a bare 416 could count as complete.
+  @Test func completePartialFinishesWithoutRefetching() async throws {
+    await withKnownIssue("engine: a 416 without Content-Range restarts a complete partial from zero") {
+      try await InteropChecks.completePartialFinishes(.lighttpd)
+    }
+  }
 }
 
 /// The checks every real server gets.
@@ -188,6 +208,59 @@ enum InteropChecks {
     #expect(log[1].ifRange.map { unescape($0) } == oldETag, "\(log[1])")
     #expect(log[1].status == 200, "\(kind) should ignore Range when If-Range does not match: \(log[1])")
     #expect(log.dropFirst(2).allSatisfy { $0.range == nil }, "nothing may be spliced: \(log)")
+  }
+
+  /// What haul relies on, asked directly: 206 with the right bytes and Content-Range when If-Range
+  /// matches; 200 with the whole file when it does not; 416 past the end.
+  static func rangeAndIfRangeSemantics(_ kind: RealServer.Kind) async throws {
+    let server = try await RealServer.start(kind)
+    let body = TestResource.random(size: 100_000, seed: 15)
+    try server.publish("r.bin", body, modified: firstVersion)
+    let etag = try #require(try server.currentETag("r.bin"), "\(kind) sent no ETag")
+    #expect(!etag.hasPrefix("W/"), "\(kind) sent a weak ETag, which If-Range cannot use")
+    let connection = try RawHTTPConnection(port: server.port)
+
+    let matching = try connection.request(path: "/r.bin", headers: [("Range", "bytes=1000-"), ("If-Range", etag)])
+    #expect(matching.status == 206)
+    #expect(matching.header("Content-Range") == "bytes 1000-99999/100000")
+    #expect(matching.body == Array(body[1000...]))
+
+    let stale = try connection.request(path: "/r.bin", headers: [("Range", "bytes=1000-"), ("If-Range", "\"not-the-etag\"")])
+    #expect(stale.status == 200)
+    #expect(stale.body == body)
+
+    let past = try connection.request(path: "/r.bin", headers: [("Range", "bytes=100000-")])
+    #expect(past.status == 416)
+    // lighttpd 1.4 leaves Content-Range out of its 416 (see completePartialFinishesWithoutRefetching).
+    if kind == .nginx { #expect(past.header("Content-Range") == "bytes */100000") }
+    await server.stop()
+  }
+
+  /// A `.part` that holds every byte, with a sidecar that says so (as after a kill between the
+  /// last checkpoint and the rename): the rerun asks for the rest, learns there is none, and
+  /// finishes without fetching the file again.
+  static func completePartialFinishes(_ kind: RealServer.Kind) async throws {
+    let server = try await RealServer.start(kind)
+    let body = TestResource.random(size: 1 << 20, seed: 16)
+    try server.publish("done.bin", body, modified: firstVersion)
+    let head = try RawHTTPConnection(port: server.port).request(method: "HEAD", path: "/done.bin")
+    let url = server.url("done.bin")
+    let directory = try TemporaryDirectory()
+    let state = ResumeState(
+      url: url, finalURL: url, totalBytes: Int64(body.count), etag: head.header("ETag"),
+      lastModified: head.header("Last-Modified"), ranges: [ByteRange(start: 0, end: Int64(body.count))])
+    try Data(body).write(to: directory.file("done.bin.part"))
+    try Data(StateJournal.encode(state)).write(to: directory.file("done.bin.haul"))
+
+    let outcome = try await HaulBinary.run(["--json", "-o", directory.file("done.bin").path, url])
+    await server.stop()
+    #expect(outcome.status == 0, "\(outcome)")
+    #expect(directory.contents("done.bin") == body)
+    expectOnlyResult(in: directory, name: "done.bin")
+    let log = server.accessLog()
+    #expect(log.first?.range == "bytes=\(body.count)-", "\(log)")
+    // One request, answered 416 (its body is an error page, not file bytes).
+    #expect(log.map(\.status) == [416], "\(kind): the complete file was fetched again: \(log)")
   }
 
   /// Undoes the access logs' escaping of quotes (nginx `\x22`, lighttpd `\"`).
