@@ -96,7 +96,7 @@ struct CrashTrialTests {
     }
     let final = try await HaulBinary.run(["--json", "--timeout", "20", "-o", target.path, server.url("/big.bin")])
     #expect(final.status == 0, "trial \(seed): the final run failed: \(final)")
-    #expect(directory.contents("big.bin") == body, "trial \(seed): the finished file differs from the source")
+    expectBytes(directory.contents("big.bin"), equal: body, "trial \(seed): the finished file differs from the source")
     expectOnlyResult(in: directory, name: "big.bin")
     #expect(final.event("started")?["resumed_from"] == String(claims.last ?? 0))
     // Every run after the first that found bytes asked for the rest, with the validator.

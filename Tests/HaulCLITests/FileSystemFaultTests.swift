@@ -73,14 +73,14 @@ struct FileSystemFaultTests {
     let part = try #require(FileManager.default.contents(atPath: target.path + ".part"))
     let claim = state.claimedPrefix
     #expect(claim <= Int64(part.count), "the sidecar claims \(claim) bytes, the .part holds \(part.count)")
-    #expect(Array(part.prefix(Int(claim))) == Array(body.prefix(Int(claim))))
+    expectBytes(part.prefix(Int(claim)), equal: body.prefix(Int(claim)), "the claimed prefix")
     print("disk full: \(part.count) bytes in the .part, \(claim) claimed by the sidecar")
 
     try mount.remount("size=8m")
     server.clearRequests()
     let resumed = try await HaulBinary.run(["--json", "-o", target.path, server.url("/file.bin")])
     #expect(resumed.status == 0, "\(resumed)")
-    #expect(FileManager.default.contents(atPath: target.path).map(Array.init) == body)
+    expectBytes(FileManager.default.contents(atPath: target.path).map(Array.init), equal: body)
     #expect(!FileManager.default.fileExists(atPath: target.path + ".part"))
     #expect(claim > 0, "nothing was kept to resume from")
     let range = server.requests(for: "/file.bin").first?.header("Range")

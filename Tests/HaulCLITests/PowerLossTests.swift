@@ -47,7 +47,7 @@ struct PowerLossTests {
   static func finish(_ download: Interrupted) async throws -> ProcessOutcome {
     let outcome = try await HaulBinary.run(["--json", "-o", download.target.path, download.url])
     #expect(outcome.status == 0, "\(outcome)")
-    #expect(download.directory.contents("file.bin") == download.body, "the finished file differs from the source")
+    expectBytes(download.directory.contents("file.bin"), equal: download.body, "the finished file differs from the source")
     expectOnlyResult(in: download.directory, name: "file.bin")
     return outcome
   }

@@ -269,3 +269,43 @@ struct SeededGenerator: RandomNumberGenerator {
     return z ^ (z >> 31)
   }
 }
+
+/// Records an issue unless `actual` holds exactly `expected`, saying where they first differ.
+/// (`#expect(a == b)` on big byte arrays is avoided on purpose: on failure Swift Testing describes
+/// and diffs both operands, which for megabytes takes minutes and looks like a hang.)
+func expectBytes(
+  _ actual: some Collection<UInt8>, equal expected: some Collection<UInt8>, _ comment: String = "",
+  sourceLocation: SourceLocation = #_sourceLocation
+) {
+  guard let problem = byteMismatch(actual, expected) else { return }
+  Issue.record("\(comment.isEmpty ? "" : comment + ": ")\(problem)", sourceLocation: sourceLocation)
+}
+
+/// `expectBytes` for a file that may be missing.
+func expectBytes(
+  _ actual: [UInt8]?, equal expected: some Collection<UInt8>, _ comment: String = "",
+  sourceLocation: SourceLocation = #_sourceLocation
+) {
+  guard let actual else {
+    Issue.record("\(comment.isEmpty ? "" : comment + ": ")the file is missing", sourceLocation: sourceLocation)
+    return
+  }
+  expectBytes(actual, equal: expected, comment, sourceLocation: sourceLocation)
+}
+
+/// nil when equal, else e.g. "8388608 bytes, expected 8388608; first difference at byte 16384".
+func byteMismatch(_ actual: some Collection<UInt8>, _ expected: some Collection<UInt8>) -> String? {
+  var offset = 0
+  var a = actual.makeIterator()
+  var e = expected.makeIterator()
+  while true {
+    switch (a.next(), e.next()) {
+    case (nil, nil):
+      return nil
+    case (let x?, let y?) where x == y:
+      offset += 1
+    default:
+      return "\(actual.count) bytes, expected \(expected.count); first difference at byte \(offset)"
+    }
+  }
+}
