@@ -294,18 +294,19 @@ func expectBytes(
 }
 
 /// nil when equal, else e.g. "8388608 bytes, expected 8388608; first difference at byte 16384".
+/// Compares with memcmp: element-wise loops are slow in debug builds, and files here are megabytes.
 func byteMismatch(_ actual: some Collection<UInt8>, _ expected: some Collection<UInt8>) -> String? {
-  var offset = 0
-  var a = actual.makeIterator()
-  var e = expected.makeIterator()
-  while true {
-    switch (a.next(), e.next()) {
-    case (nil, nil):
-      return nil
-    case (let x?, let y?) where x == y:
-      offset += 1
-    default:
-      return "\(actual.count) bytes, expected \(expected.count); first difference at byte \(offset)"
+  let a = Array(actual)
+  let e = Array(expected)
+  let common = min(a.count, e.count)
+  let firstDifference: Int? = a.withUnsafeBytes { pa in
+    e.withUnsafeBytes { pe in
+      guard common > 0, let x = pa.baseAddress, let y = pe.baseAddress, memcmp(x, y, common) != 0 else {
+        return nil
+      }
+      return (0..<common).first { pa[$0] != pe[$0] }
     }
   }
+  if firstDifference == nil, a.count == e.count { return nil }
+  return "\(a.count) bytes, expected \(e.count); first difference at byte \(firstDifference ?? common)"
 }
