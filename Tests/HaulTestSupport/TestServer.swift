@@ -91,6 +91,15 @@ public final class TestServer: Sendable {
   /// How many TCP connections have been accepted.
   public var connectionCount: Int { core.state.withLock { $0.connectionCount } }
 
+  /// Response body bytes handed to the kernel so far, over all paths (chunk framing not counted).
+  /// Bytes a killed client never read count too: they are what a download cost the server.
+  public var bodyBytesSent: Int { core.state.withLock { $0.bodyBytesSent.values.reduce(0, +) } }
+
+  /// Response body bytes sent for requests whose target (or target without its query) is `path`.
+  public func bodyBytesSent(for path: String) -> Int {
+    core.state.withLock { $0.bodyBytesSent[path, default: 0] }
+  }
+
   /// Closes the listener and all connections (stalled and throttled ones included) and waits briefly for
   /// the server's threads to finish. Idempotent; also called on deinit.
   public func stop() { core.stop() }
@@ -107,6 +116,8 @@ private struct ServerState {
   var requests: [RecordedRequest] = []
   var connections: Set<Int32> = []
   var connectionCount = 0
+  /// Body bytes sent, by resource key.
+  var bodyBytesSent: [String: Int] = [:]
   var liveThreads = 0
   var listenerOpen = true
   var stopped = false
@@ -144,6 +155,8 @@ private struct ResourcePlan {
   /// ...and then stall (true) or close (false).
   var stall: Bool
   var bytesPerSecond: Int?
+  /// The resource key the body bytes are counted under.
+  var key: String
 }
 
 private enum RangeRequest {
@@ -398,8 +411,14 @@ final class ServerCore: Sendable {
     let start = ContinuousClock.now
     var paced = 0
 
+    func sendCounted(_ part: ArraySlice<UInt8>) -> Bool {
+      guard Sock.sendAll(fd, part) else { return false }
+      state.withLock { $0.bodyBytesSent[plan.key, default: 0] += part.count }
+      return true
+    }
+
     func sendPaced(_ part: ArraySlice<UInt8>) -> Bool {
-      guard let rate = plan.bytesPerSecond, rate > 0 else { return Sock.sendAll(fd, part) }
+      guard let rate = plan.bytesPerSecond, rate > 0 else { return sendCounted(part) }
       let slice = max(1, min(16384, rate / 20))
       var index = part.startIndex
       while index < part.endIndex {
@@ -413,7 +432,7 @@ final class ServerCore: Sendable {
           usleep(UInt32(max(1, micros)))
         }
         let end = min(index + slice, part.endIndex)
-        guard Sock.sendAll(fd, part[index..<end]) else { return false }
+        guard sendCounted(part[index..<end]) else { return false }
         paced += end - index
         index = end
       }
@@ -577,7 +596,7 @@ final class ServerCore: Sendable {
     return .resource(
       ResourcePlan(
         status: status, headers: headers, body: slice, chunked: faults.chunked, cutAfter: cutAfter,
-        stall: stall, bytesPerSecond: faults.bytesPerSecond))
+        stall: stall, bytesPerSecond: faults.bytesPerSecond, key: key))
   }
 
   /// RFC 9110 §13.1.5: an entity tag matches only by strong comparison; a date only if it is exactly

@@ -307,6 +307,19 @@ import Testing
     #expect(server.requests.count == 4)
   }
 
+  @Test func countsBodyBytesSent() throws {
+    let (server, body) = try makeServer()
+    #expect(server.bodyBytesSent == 0)
+    let connection = try RawHTTPConnection(port: server.port)
+    _ = try connection.request(path: "/file.bin", headers: [("Range", "bytes=0-9")])
+    _ = try connection.request(method: "HEAD", path: "/file.bin")
+    _ = try connection.request(path: "/file.bin")
+    _ = try connection.request(path: "/nope")
+    #expect(server.bodyBytesSent(for: "/file.bin") == 10 + body.count)
+    #expect(server.bodyBytesSent == 10 + body.count)
+    #expect(server.bodyBytesSent(for: "/nope") == 0)
+  }
+
   @Test func stallThenStopReturnsPromptly() throws {
     let (server, body) = try makeServer(faults: TestFaults(stallAfterBytes: 100))
     let stalled = try rawHTTPGet(port: server.port, path: "/file.bin", timeout: 0.2)
