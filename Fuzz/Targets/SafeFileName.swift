@@ -2,7 +2,8 @@
 func checkSafeFileName(_ name: String, from input: String) {
   let context = "\(name.debugDescription) from \(input.debugDescription)"
   require(!name.isEmpty, "empty name \(context)")
-  require(name.utf8.count <= 255, "longer than 255 bytes \(context)")
+  // Haul creates NAME.part, NAME.haul and NAME.haul.tmp: all must fit in 255 bytes.
+  require(name.utf8.count + ".haul.tmp".utf8.count <= 255, "too long for NAME.haul.tmp \(context)")
   require(!name.utf8.contains(where: { $0 == 0x2F || $0 == 0x5C || $0 == 0 }), "separator or NUL \(context)")
   require(name != "." && name != "..", "dot name \(context)")
   require(!name.utf8.allSatisfy { $0 == 0x2E }, "only dots \(context)")
