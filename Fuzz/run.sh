@@ -16,7 +16,7 @@ work="${HAUL_FUZZ_DIR:-$root/.build-fuzz}"
 target="${1:-all}"
 seconds="${2:-60}"
 
-all_targets=(content-range content-disposition retry-after entity-tag-date state-journal byte-quantity file-name)
+all_targets=(content-range content-disposition retry-after entity-tag-date state-journal byte-quantity file-name command-line)
 
 # Prints "HarnessFile HaulSource..." for a target.
 sources() {
@@ -32,6 +32,10 @@ sources() {
     byte-quantity) echo ByteQuantityTarget "$r/ByteScanner.swift Sources/Haul/Options/ByteQuantity.swift" ;;
     file-name)
       echo FileNameTarget "$r/ByteScanner.swift Sources/Haul/Files/FileNameSanitizer.swift Sources/Haul/Files/DownloadPaths.swift Fuzz/Targets/SafeFileName.swift" ;;
+    # HaulCLI's parser, compiled into the same module as the Haul files it uses (its
+    # `import Haul` is dropped from a copy in $work/src).
+    command-line)
+      echo CommandLineTarget "$r/ByteScanner.swift Sources/Haul/Options/ByteQuantity.swift Sources/Haul/Options/DownloadOptions.swift $work/src/CommandLineOptions.swift" ;;
     *) return 1 ;;
   esac
 }
@@ -45,6 +49,10 @@ build() {
     clang -c -O1 -fsanitize=fuzzer-no-link,address -I "$root/Sources/CCrypto/include" \
       "$root/Sources/CCrypto/shim.c" -o "$work/obj/ccrypto.o"
     extra=(-Xcc "-fmodule-map-file=$root/Fuzz/Shims/CCrypto/module.modulemap" "$work/obj/ccrypto.o" -lcrypto)
+  fi
+  if [[ "$name" == command-line ]]; then
+    mkdir -p "$work/src"
+    sed '/^import Haul$/d' "$root/Sources/HaulCLI/CommandLineOptions.swift" >"$work/src/CommandLineOptions.swift"
   fi
   local log="$work/bin/$name.build.log"
   # shellcheck disable=SC2086  # $files is a list of paths without spaces.
