@@ -2,8 +2,9 @@
 ///
 /// Guarantees for every non-nil result: no `/`, `\` or NUL; no control characters, bidi
 /// overrides or zero-width characters; not empty, `.` or `..` (nor made only of dots); no
-/// leading or trailing whitespace and no trailing dot; at most 255 bytes of UTF-8; and it
-/// does not end in Haul's own `.part` or `.haul` suffixes. Nil means nothing usable remained
+/// leading or trailing whitespace and no trailing dot; at most 246 bytes of UTF-8 (so that
+/// Haul's own `NAME.haul.tmp` still fits the usual 255-byte limit); and it does not end in
+/// Haul's own `.part` or `.haul` suffixes. Nil means nothing usable remained
 /// and the caller should use a default such as `index.html` or `download`.
 ///
 /// Decisions:
@@ -16,7 +17,12 @@
 ///   (`:`, `*`, `?`, reserved Windows names) are legal on macOS and Linux and are kept.
 enum FileNameSanitizer {
   /// Longest name most file systems accept, in bytes.
-  static let maximumBytes = 255
+  static let fileSystemMaximumBytes = 255
+  /// The longest suffix Haul adds to a name: the state file's temporary copy, `NAME.haul.tmp`.
+  static let longestOwnSuffix = ".haul.tmp"
+  /// Longest name returned, leaving room for Haul's suffixes (`.part`, `.haul`, `.haul.tmp`):
+  /// a 255-byte name would download nowhere, since `NAME.part` could not be created.
+  static let maximumBytes = fileSystemMaximumBytes - longestOwnSuffix.utf8.count
   /// An extension longer than this is not worth keeping at the expense of the stem.
   static let maximumExtensionBytes = 32
 

@@ -56,35 +56,37 @@ import Testing
   @Test func truncatesLongNamesKeepingTheExtension() throws {
     let long = String(repeating: "a", count: 1000) + ".tar.gz"
     let result = try #require(FileNameSanitizer.sanitize(long))
-    #expect(result.utf8.count == 255)
+    #expect(result.utf8.count == 246)
     #expect(result.hasSuffix("aaa.gz"))
 
     // Multi-byte characters are never split.
     let emoji = String(repeating: "😀", count: 100) + ".txt"
     let short = try #require(FileNameSanitizer.sanitize(emoji))
-    #expect(short.utf8.count <= 255)
-    #expect(short == String(repeating: "😀", count: 62) + ".txt")
+    #expect(short.utf8.count <= 246)
+    #expect(short == String(repeating: "😀", count: 60) + ".txt")
 
     // An extension too long to be worth keeping is cut like the rest.
     let hugeExtension = "name." + String(repeating: "e", count: 1000)
     let cut = try #require(FileNameSanitizer.sanitize(hugeExtension))
-    #expect(cut == "name." + String(repeating: "e", count: 250))
+    #expect(cut == "name." + String(repeating: "e", count: 241))
 
     // A truncation that ends on a dot or space is trimmed again.
     let dots = String(repeating: "a.", count: 200)
     let trimmed = try #require(FileNameSanitizer.sanitize(dots))
-    #expect(trimmed.utf8.count <= 255 && !trimmed.hasSuffix("."))
+    #expect(trimmed.utf8.count <= 246 && !trimmed.hasSuffix("."))
 
     // One giant grapheme cluster cannot be split, so nothing usable remains.
     let cluster = "e" + String(repeating: "\u{301}", count: 200) + ".txt"
     #expect(FileNameSanitizer.sanitize(cluster) == nil)
 
-    let exact = String(repeating: "b", count: 255)
+    let exact = String(repeating: "b", count: 246)
     #expect(FileNameSanitizer.sanitize(exact) == exact)
+    // A 255-byte name would leave no room for NAME.part and NAME.haul.tmp.
+    #expect(FileNameSanitizer.sanitize(String(repeating: "b", count: 255)) == exact)
 
     let suffixed = String(repeating: "c", count: 300) + ".part"
     let safe = try #require(FileNameSanitizer.sanitize(suffixed))
-    #expect(safe.utf8.count == 255 && safe.hasSuffix("c.part-file"))
+    #expect(safe.utf8.count == 246 && safe.hasSuffix("c.part-file"))
   }
 
   @Test(
@@ -121,7 +123,7 @@ import Testing
       if let name = FileNameSanitizer.sanitize(text) { Self.checkInvariants(name) }
       if let name = FileNameSanitizer.name(fromURLPath: text) { Self.checkInvariants(name) }
     }
-    #expect(FileNameSanitizer.sanitize(String(repeating: "a", count: 1000))?.utf8.count == 255)
+    #expect(FileNameSanitizer.sanitize(String(repeating: "a", count: 1000))?.utf8.count == 246)
   }
 
   @Test func randomNamesAlwaysSatisfyInvariants() {
@@ -142,7 +144,7 @@ import Testing
 
   static func checkInvariants(_ name: String) {
     let bytes = Array(name.utf8)
-    #expect(!bytes.isEmpty && bytes.count <= 255, "\(name.debugDescription)")
+    #expect(!bytes.isEmpty && bytes.count <= 246, "\(name.debugDescription)")
     #expect(!bytes.contains(UInt8(ascii: "/")) && !bytes.contains(UInt8(ascii: "\\")) && !bytes.contains(0))
     #expect(!bytes.allSatisfy { $0 == UInt8(ascii: ".") }, "\(name.debugDescription)")
     #expect(name != "." && name != "..")
