@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -166,7 +165,7 @@ private enum RangeRequest {
 }
 
 final class ServerCore: Sendable {
-  fileprivate let state = Mutex(ServerState())
+  fileprivate let state = TestLock(ServerState())
   let port: Int
   private let listener: Int32
 

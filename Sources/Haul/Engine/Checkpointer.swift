@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Makes progress durable off the event thread: sync the `.part` data, then save a state that
 /// covers only bytes written before that sync. Requests coalesce; only the newest state matters.
@@ -16,7 +15,7 @@ final class Checkpointer: Sendable {
     /// Set once the download's files are finished or removed: no state file may appear again.
     var stopped = false
   }
-  private let pending = Mutex(Pending())
+  private let pending = Locked(Pending())
 
   init(part: PartFile, statePath: String) {
     self.part = part

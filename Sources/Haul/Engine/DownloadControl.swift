@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Pause, resume and cancel requests from any thread, and the waits they cut short.
 /// Continuations are taken out under the lock and resumed after it is released.
@@ -17,7 +16,7 @@ final class DownloadControl: Sendable {
     var waiter: CheckedContinuation<Void, Never>?
     var waiterToken: UInt64 = 0
   }
-  private let box = Mutex(Box())
+  private let box = Locked(Box())
 
   var request: Request { box.withLock { $0.request } }
 

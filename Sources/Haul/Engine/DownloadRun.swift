@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// How one round of connections ended, as the retry loop sees it.
 enum AttemptOutcome: Sendable {
@@ -43,6 +42,8 @@ enum ConnectionPlan: Sendable {
 /// and no file I/O or continuation resume happens while holding it.
 final class DownloadRun: Sendable {
   let url: String
+  /// `url` as state files record it: without a password.
+  let recordedURL: String
   let destination: DownloadDestination
   let options: DownloadOptions
   let transport: any Transport
@@ -111,13 +112,14 @@ final class DownloadRun: Sendable {
       return state
     }
   }
-  private let shared: Mutex<Shared>
+  private let shared: Locked<Shared>
 
   init(
     url: String, destination: DownloadDestination, options: DownloadOptions, transport: any Transport,
     control: DownloadControl, emit: @escaping @Sendable (DownloadEvent) -> Void, minimumSplit: Int64 = 1 << 20
   ) {
     self.url = url
+    self.recordedURL = RequestURL.withoutPassword(url)
     self.destination = destination
     self.options = options
     self.transport = transport
@@ -127,7 +129,7 @@ final class DownloadRun: Sendable {
     self.rateLimiter = options.rateLimit.map { RateLimiter(bytesPerSecond: $0) }
     let mode: ConnectionController.Mode =
       options.connections.map { .fixed($0) } ?? .automatic(cap: DownloadOptions.automaticConnectionCap)
-    self.shared = Mutex(Shared(state: ResumeState(url: url), controller: ConnectionController(mode: mode)))
+    self.shared = Locked(Shared(state: ResumeState(url: recordedURL), controller: ConnectionController(mode: mode)))
   }
 
   // MARK: - The retry loop
@@ -242,13 +244,13 @@ final class DownloadRun: Sendable {
   /// In a directory: an interrupted download of this URL, or a finished file from it under the URL's name.
   private func knownTarget(in directory: String) -> DownloadPaths? {
     for statePath in DownloadPaths.stateFiles(in: directory) {
-      if case .success(let state)? = try? StateJournal.load(from: statePath), state.url == url {
+      if case .success(let state)? = try? StateJournal.load(from: statePath), state.url == recordedURL {
         return DownloadPaths(target: String(statePath.dropLast(".haul".count)))
       }
     }
     let name = FileNameSanitizer.name(fromURL: url) ?? "index.html"
     let candidate = DownloadPaths(directory: directory, name: name)
-    if let record = FinishedFileRecord.read(at: candidate.target), record.url == url { return candidate }
+    if let record = FinishedFileRecord.read(at: candidate.target), record.url == recordedURL { return candidate }
     return nil
   }
 
@@ -261,7 +263,7 @@ final class DownloadRun: Sendable {
     if FileIO.isDirectory(paths.target) {
       throw HaulError(.fileSystem, "\(paths.target) is a directory", hint: "choose a file name with -o")
     }
-    let record = FinishedFileRecord.read(at: paths.target).flatMap { $0.url == url ? $0 : nil }
+    let record = FinishedFileRecord.read(at: paths.target).flatMap { $0.url == recordedURL ? $0 : nil }
     if let record, !FileIO.exists(paths.part) {
       try? FileIO.remove(paths.state)  // left over from a crash just after the final rename
       shared.withLock {
@@ -276,7 +278,7 @@ final class DownloadRun: Sendable {
 
   private func open(_ paths: DownloadPaths, discardingFinished: Bool) throws(HaulError) -> ConnectionPlan? {
     if FileIO.exists(paths.target), !discardingFinished, !options.overwrite,
-      FinishedFileRecord.read(at: paths.target)?.url != url
+      FinishedFileRecord.read(at: paths.target)?.url != recordedURL
     {
       throw HaulError(
         .fileSystem, "\(paths.target) already exists and was not downloaded by haul from this URL",
@@ -296,10 +298,10 @@ final class DownloadRun: Sendable {
         throw HaulError(.fileSystem, FileErrorText.describe(cause, path: paths.part), underlying: cause)
       }
     }
-    var state = ResumeState(url: url)
+    var state = ResumeState(url: recordedURL)
     var notice: String?
     switch try StateJournal.load(from: paths.state) {
-    case .success(let saved)? where saved.url == url:
+    case .success(let saved)? where saved.url == recordedURL:
       state = saved
     case .success(let saved)?:
       guard options.overwrite else {
@@ -358,7 +360,10 @@ final class DownloadRun: Sendable {
       control.attach { [weak self] in self?.stopRound(with: .stopped) }
       launch(connection, plan)
       timer.schedule(deadline: .now() + .milliseconds(50), repeating: .milliseconds(50))
-      timer.setEventHandler { [weak self] in self?.addConnectionsIfWanted() }
+      timer.setEventHandler { [weak self] in
+        self?.addConnectionsIfWanted()
+        self?.reportProgressIfDue()
+      }
       timer.resume()
     }
     timer.cancel()
@@ -398,6 +403,24 @@ final class DownloadRun: Sendable {
       return plans
     }
     for (connection, plan) in plans { launch(connection, plan) }
+  }
+
+  /// Timer tick: a progress event every `progressInterval`, also while no bytes arrive (so a
+  /// stall shows as a falling speed rather than a frozen line).
+  private func reportProgressIfDue() {
+    let now = Monotonic.now()
+    let every = UInt64(options.progressInterval * 1e9)
+    let progress: DownloadProgress? = shared.withLock { shared in
+      guard shared.round.continuation != nil, shared.target != nil, now &- shared.lastProgress >= every else {
+        return nil
+      }
+      shared.lastProgress = now
+      shared.speed.record(bytes: shared.received, at: now)
+      return DownloadProgress(
+        bytes: shared.heldBytes, totalBytes: shared.state.totalBytes, bytesPerSecond: shared.speed.bytesPerSecond,
+        connections: max(1, shared.round.live))
+    }
+    if let progress { emit(.progress(progress)) }
   }
 
   /// Starts a connection's transfer. The caller has counted it in `round.live`.
@@ -546,6 +569,7 @@ final class DownloadRun: Sendable {
     _ head: ResponseHead, response: ResponseSummary, connection: Int, at offset: Int64, replacing: Bool
   ) throws(HaulError) {
     let identity = response.identity
+    let finalURL = RequestURL.withoutPassword(head.finalURL)
     let minimumSplit = self.minimumSplit
     let acceptsRanges = response.status == 206 || (head.headers["Accept-Ranges"]?.lowercased().contains("bytes") ?? false)
     let (target, fresh, state, resumedFrom, others, announce):
@@ -554,7 +578,7 @@ final class DownloadRun: Sendable {
         var others: [any TransferHandle] = []
         if fresh {
           shared.state = ResumeState(
-            url: url, finalURL: head.finalURL, totalBytes: identity.totalBytes, etag: identity.etag,
+            url: recordedURL, finalURL: finalURL, totalBytes: identity.totalBytes, etag: identity.etag,
             lastModified: identity.lastModified)
           let firstID = shared.planner?.nextID ?? 1
           shared.segmentOf = [:]
@@ -580,8 +604,8 @@ final class DownloadRun: Sendable {
           shared.streamOwner = nil
         }
         if acceptsRanges, !replacing, !shared.rangesDistrusted { shared.rangesSupported = true }
-        shared.state.finalURL = head.finalURL
-        shared.finalURL = head.finalURL
+        shared.state.finalURL = finalURL
+        shared.finalURL = finalURL
         let announce = fresh || !shared.round.announced
         shared.round.announced = true
         return (shared.target, fresh, shared.snapshot, shared.resumedFrom ?? offset, others, announce)
@@ -593,7 +617,7 @@ final class DownloadRun: Sendable {
       emit(
         .started(
           DownloadStart(
-            file: URL(fileURLWithPath: target.paths.target), finalURL: head.finalURL,
+            file: URL(fileURLWithPath: target.paths.target), finalURL: finalURL,
             resumedFrom: resumedFrom, totalBytes: state.totalBytes)))
     }
   }
@@ -606,10 +630,10 @@ final class DownloadRun: Sendable {
       if shared.streamOwner == connection, shared.planner == nil {
         return (shared.target?.part, .stream(shared.streamOffset))
       }
-      guard let id = shared.segmentOf[connection], var planner = shared.planner,
-        let reservation = planner.reserve(id, upTo: Int64(bytes.count))
+      // In place (`shared.planner?`): a local copy would copy the plan's arrays on every chunk.
+      guard let id = shared.segmentOf[connection],
+        let reservation = shared.planner?.reserve(id, upTo: Int64(bytes.count))
       else { return (nil, .refused) }
-      shared.planner = planner
       return (shared.target?.part, .segment(id, reservation.offset, reservation.count))
     }
     guard let part else {
@@ -633,8 +657,7 @@ final class DownloadRun: Sendable {
     }
     let now = Monotonic.now()
     let checkpointEvery = UInt64(options.checkpointInterval * 1e9)
-    let progressEvery = UInt64(options.progressInterval * 1e9)
-    let (checkpoint, progress, full): (ResumeState?, DownloadProgress?, Bool) = shared.withLock { shared in
+    let (checkpoint, full): (ResumeState?, Bool) = shared.withLock { shared in
       var full = false
       switch slot {
       case .stream:
@@ -645,7 +668,7 @@ final class DownloadRun: Sendable {
       case .refused:
         break
       }
-      guard failure == nil else { return (nil, nil, full) }
+      guard failure == nil else { return (nil, full) }
       shared.received += count
       shared.roundReceived += count
       var checkpoint: ResumeState?
@@ -653,22 +676,13 @@ final class DownloadRun: Sendable {
         shared.lastCheckpoint = now
         checkpoint = shared.snapshot
       }
-      var progress: DownloadProgress?
-      if now &- shared.lastProgress >= progressEvery {
-        shared.lastProgress = now
-        shared.speed.record(bytes: shared.received, at: now)
-        progress = DownloadProgress(
-          bytes: shared.heldBytes, totalBytes: shared.state.totalBytes, bytesPerSecond: shared.speed.bytesPerSecond,
-          connections: max(1, shared.round.live))
-      }
-      return (checkpoint, progress, full)
+      return (checkpoint, full)
     }
     if let failure { return .final(.failed(failure)) }
     if let checkpoint, let target = shared.withLock({ $0.target }) {
       if let failure = target.checkpointer.failure { return .final(.failed(failure)) }
       target.checkpointer.schedule(checkpoint)
     }
-    if let progress { emit(.progress(progress)) }
     // Bytes past the segment's end (it was split after the request) belong to another connection.
     if full, count < Int64(bytes.count) { return .segmentFull }
     return nil
@@ -784,7 +798,7 @@ final class DownloadRun: Sendable {
 
   private func resetToEmpty() throws(HaulError) {
     let (target, state): (OpenTarget?, ResumeState) = shared.withLock {
-      $0.state = ResumeState(url: url)
+      $0.state = ResumeState(url: recordedURL)
       $0.planner = nil
       $0.segmentOf = [:]
       $0.streamOwner = nil
@@ -799,7 +813,7 @@ final class DownloadRun: Sendable {
   /// Sync, stamp, rename into place, drop the sidecar.
   private func finish(started: UInt64) throws(HaulError) -> DownloadResult {
     let (target, state, received, resumedFrom, finalURL, speed) = shared.withLock {
-      ($0.target, $0.snapshot, $0.received, $0.resumedFrom ?? 0, $0.finalURL ?? $0.state.finalURL ?? url,
+      ($0.target, $0.snapshot, $0.received, $0.resumedFrom ?? 0, $0.finalURL ?? $0.state.finalURL ?? recordedURL,
        $0.speed.bytesPerSecond)
     }
     guard let target else { throw HaulError(.generic, "internal: finished without a file") }
@@ -833,7 +847,7 @@ final class DownloadRun: Sendable {
     let total = state.totalBytes ?? 0
     let result = DownloadResult(
       file: URL(fileURLWithPath: paths.target), totalBytes: total, bytesReceived: 0, resumedFrom: total,
-      finalURL: state.finalURL ?? url, wasAlreadyComplete: true, remoteChanged: changed,
+      finalURL: state.finalURL ?? recordedURL, wasAlreadyComplete: true, remoteChanged: changed,
       duration: Monotonic.seconds(since: started))
     removeIfEmpty()
     emit(.completed(result))
@@ -871,7 +885,7 @@ private final class ConnectionSink: TransferSink {
   private let connection: Int
   private let plan: ConnectionPlan
   private let sentRange: Bool
-  private let verdict = Mutex<DownloadRun.ConnectionVerdict?>(nil)
+  private let verdict = Locked<DownloadRun.ConnectionVerdict?>(nil)
 
   init(run: DownloadRun, connection: Int, plan: ConnectionPlan, sentRange: Bool) {
     self.run = run

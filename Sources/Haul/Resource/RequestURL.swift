@@ -33,6 +33,18 @@ enum RequestURL {
     return scheme + "://" + authority + (encoded.isEmpty ? "/" : encoded)
   }
 
+  /// The URL without the password of its userinfo (`http://user:pw@h/` → `http://user@h/`):
+  /// the form written to state files, which must never hold secrets.
+  static func withoutPassword(_ url: String) -> String {
+    guard let schemeEnd = url.range(of: "://") else { return url }
+    let rest = url[schemeEnd.upperBound...]
+    let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+    guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+    let userinfo = rest[..<at]
+    guard let colon = userinfo.firstIndex(of: ":") else { return url }
+    return String(url[..<schemeEnd.upperBound]) + userinfo[..<colon] + rest[at...]
+  }
+
   private static func isAllowedRaw(_ byte: UInt8) -> Bool {
     guard byte > 0x20, byte < 0x7F else { return false }
     switch byte {

@@ -1,6 +1,5 @@
 import CCurl
 import Foundation
-import Synchronization
 
 /// The libcurl transport: every transfer of the process runs on one event thread that
 /// drives one multi handle, so connections are shared and kept alive across transfers.
@@ -18,7 +17,7 @@ final class CurlTransport: Transport {
     var nextID: UInt64 = 1
   }
 
-  private let inbox = Mutex(Inbox())
+  private let inbox = Locked(Inbox())
   private let multi: CurlMulti
 
   private init() {

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A byte budget over time (token bucket) shared by all connections of a download.
 /// libcurl's own per-handle limit cannot be shared across connections (and did not hold
@@ -13,12 +12,12 @@ final class RateLimiter: Sendable {
   let bytesPerSecond: Double
   /// Bytes that may arrive in one burst; a tenth of a second's worth, at least 16 KiB.
   let burst: Double
-  private let bucket: Mutex<Bucket>
+  private let bucket: Locked<Bucket>
 
   init(bytesPerSecond: Int64, now: UInt64 = Monotonic.now()) {
     self.bytesPerSecond = Double(max(1, bytesPerSecond))
     self.burst = max(16 * 1024, self.bytesPerSecond / 10)
-    self.bucket = Mutex(Bucket(tokens: burst, last: now))
+    self.bucket = Locked(Bucket(tokens: burst, last: now))
   }
 
   /// Nanoseconds to wait before receiving more; 0 when bytes may flow now.

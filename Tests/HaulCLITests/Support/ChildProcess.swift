@@ -126,6 +126,9 @@ final class ChildProcess: @unchecked Sendable {
   /// Waits for the end (only one caller may wait).
   func wait() async -> ProcessOutcome {
     for await _ in ended {}
+    // Foundation may call the termination handler a moment before `isRunning` turns false,
+    // and reading the status of a running process traps.
+    while process.isRunning { try? await Task.sleep(for: .milliseconds(2)) }
     let stdout = (try? String(contentsOf: outputs.file("stdout"), encoding: .utf8)) ?? ""
     let stderr = (try? String(contentsOf: outputs.file("stderr"), encoding: .utf8)) ?? ""
     return ProcessOutcome(
@@ -226,6 +229,9 @@ struct Sidecar {
   let body: Body
 
   /// Bytes claimed from offset 0 without a gap.
+  /// Bytes claimed in all ranges (several after a segmented download).
+  var claimedBytes: Int64 { body.ranges.reduce(0) { $0 + ($1.end - $1.start) } }
+
   var claimedPrefix: Int64 {
     guard let first = body.ranges.first, first.start == 0 else { return 0 }
     return first.end

@@ -17,6 +17,7 @@ import Testing
     options.retryBaseDelay = 0.01
     options.maxRetryDelay = 0.05
     options.stallTimeout = 2
+    options.connections = 1
     return options
   }
 
@@ -729,13 +730,17 @@ import Testing
 
   @Test func pauseAndResume() async throws {
     let server = try TestServer()
-    // Slow enough that the pause lands mid-transfer even when the event consumer lags on a busy machine.
+    // The server goes silent after 300 kB (once), so the pause lands mid-transfer however late
+    // the event consumer runs on a busy machine; the stall timeout is long enough not to interfere.
     let body = TestResource.random(size: 2_000_000, seed: 32)
-    server.setResource("/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(bytesPerSecond: 1_000_000)))
+    server.setResource(
+      "/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(stallAfterBytes: 300_000, stallTimes: 1)))
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
+    var options = Self.fastOptions()
+    options.stallTimeout = 60
     let once = Once()
-    let outcome = try await Self.run(server.url("/f"), to: .file(file)) { event, download in
+    let outcome = try await Self.run(server.url("/f"), to: .file(file), options: options) { event, download in
       guard case .progress(let progress) = event, progress.bytes > 100_000, once() else { return }
       download.pause()
       Task {
@@ -758,10 +763,14 @@ import Testing
   @Test func cancelKeepsOrDiscardsThePartial() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 3_000_000, seed: 33)
-    server.setResource("/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(bytesPerSecond: 1_500_000)))
+    // Silent after 200 kB until the client goes: the cancel always lands mid-transfer.
+    server.setResource(
+      "/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(stallAfterBytes: 200_000)))
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
-    let kept = try await Self.run(server.url("/f"), to: .file(file)) { event, download in
+    var options = Self.fastOptions()
+    options.stallTimeout = 60
+    let kept = try await Self.run(server.url("/f"), to: .file(file), options: options) { event, download in
       if case .progress(let progress) = event, progress.bytes > 50_000 { download.cancel() }
     }
     #expect(kept.error?.category == .interrupted)
@@ -769,7 +778,7 @@ import Testing
     #expect(saved.bytes > 50_000)
     #expect(!Self.exists(file.path))
 
-    let discarded = try await Self.run(server.url("/f"), to: .file(file)) { event, download in
+    let discarded = try await Self.run(server.url("/f"), to: .file(file), options: options) { event, download in
       if case .progress = event { download.cancel(keepPartial: false) }
     }
     #expect(discarded.error?.category == .interrupted)

@@ -118,10 +118,14 @@ import Testing
   }
 
   /// Cancels a 4-connection download mid-way, leaving several partial ranges on disk.
+  /// The resource must stall each response (`stallAfterBytes`) so the cancel lands mid-transfer
+  /// however late the event consumer runs.
   static func makeFragmentedPartial(server: TestServer, file: URL) async throws -> ResumeState {
     let once = DownloadTests.Once()
-    let outcome = try await run(server.url("/f"), to: file, options: options(connections: 4)) { event, download in
-      if case .progress(let progress) = event, progress.connections >= 2, progress.bytes > 300_000, once() {
+    var options = options(connections: 4)
+    options.stallTimeout = 60
+    let outcome = try await run(server.url("/f"), to: file, options: options) { event, download in
+      if case .progress(let progress) = event, progress.connections >= 2, progress.bytes > 600_000, once() {
         download.cancel()
       }
     }
@@ -136,7 +140,10 @@ import Testing
   @Test func resumesSeveralPartialRangesAfterAStop() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 4_000_000, seed: 45)
-    server.setResource("/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(bytesPerSecond: 1_000_000)))
+    server.setResource(
+      "/f",
+      TestResource(
+        body: body, etag: Self.etag, faults: TestFaults(stallAfterBytes: 400_000, bytesPerSecond: 1_000_000)))
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
     let state = try await Self.makeFragmentedPartial(server: server, file: file)
@@ -147,7 +154,10 @@ import Testing
       #expect(part[Int(range.start)..<Int(range.end)] == body[Int(range.start)..<Int(range.end)])
     }
     server.clearRequests()
-    server.updateFaults("/f") { $0.bytesPerSecond = nil }
+    server.updateFaults("/f") {
+      $0.bytesPerSecond = nil
+      $0.stallAfterBytes = nil
+    }
     let outcome = try await Self.run(server.url("/f"), to: file, options: Self.options(connections: 4))
     #expect(outcome.error == nil)
     do {
@@ -164,7 +174,10 @@ import Testing
   @Test func resourceChangingBetweenResumesIsNeverSpliced() async throws {
     let server = try TestServer()
     let old = TestResource.random(size: 4_000_000, seed: 46)
-    server.setResource("/f", TestResource(body: old, etag: "\"old\"", faults: TestFaults(bytesPerSecond: 1_000_000)))
+    server.setResource(
+      "/f",
+      TestResource(
+        body: old, etag: "\"old\"", faults: TestFaults(stallAfterBytes: 400_000, bytesPerSecond: 1_000_000)))
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
     _ = try await Self.makeFragmentedPartial(server: server, file: file)

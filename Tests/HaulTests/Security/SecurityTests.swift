@@ -156,11 +156,9 @@ import Testing
     #expect(server.requests(for: "/file.bin").first?.header("Authorization") == "Bearer top-secret")
   }
 
-  /// A password in the URL is written in clear to the sidecar state file (`NAME.haul`, mode
-  /// 0644) and, once finished, to the `user.haul.state` extended attribute, because
-  /// `ResumeState.url` is the URL as given. Kept as a known issue until the engine stores
-  /// the URL without its userinfo; when that is fixed this test reports it and should
-  /// lose its `withKnownIssue`.
+  /// A password in the URL never reaches the sidecar state file (`NAME.haul`) nor the finished
+  /// file's `user.haul.state` attribute: state records the URL without it, and a rerun with the
+  /// same URL still finds and resumes the partial.
   @Test func urlPasswordIsNotWrittenToTheStateFile() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 200_000, seed: 14)
@@ -173,9 +171,12 @@ import Testing
       "http://user:pa55word@127.0.0.1:\(server.port)/f", to: .file(file), options: options)
     #expect(outcome.error?.category == .network)
     let state = try #require(DownloadTests.bytes(URL(fileURLWithPath: file.path + ".haul")))
-    withKnownIssue("the state file stores the URL with its password") {
-      #expect(!String(decoding: state, as: UTF8.self).contains("pa55word"))
-    }
+    #expect(!String(decoding: state, as: UTF8.self).contains("pa55word"))
+    #expect(String(decoding: state, as: UTF8.self).contains("user@127.0.0.1"))
+    let resumed = try await DownloadTests.run("http://user:pa55word@127.0.0.1:\(server.port)/f", to: .file(file))
+    #expect(resumed.value?.resumedFrom == 50_000)
+    let same = DownloadTests.holds(file, body)
+    #expect(same)
   }
 
   // MARK: - TLS
