@@ -54,8 +54,10 @@ struct CommandEndToEndTests {
     @discardableResult
     func wait() async -> Int32 {
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        DispatchQueue.global().async { [exited, group] in
+        DispatchQueue.global().async { [exited, group, process] in
           exited.wait()
+          // The termination handler may run a moment before `isRunning` turns false.
+          while process.isRunning { usleep(1000) }
           group.wait()
           continuation.resume()
         }
@@ -74,6 +76,16 @@ struct CommandEndToEndTests {
 
   /// Whether the file holds exactly these bytes (a Bool, so a failure does not print megabytes).
   static func holds(_ url: URL, _ expected: [UInt8]) -> Bool { bytes(url) == expected }
+
+  /// Waits for the state file to appear while `haul` runs; fails (never hangs) otherwise.
+  static func waitForState(_ file: URL, of haul: HaulProcess) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while !FileManager.default.fileExists(atPath: file.path) {
+      try #require(haul.process.isRunning, "haul ended before writing its state: \(haul.stderr)")
+      try #require(ContinuousClock.now < deadline, "no state file after 60 s")
+      try await Task.sleep(for: .milliseconds(10))
+    }
+  }
 
   static func bytes(_ url: URL) -> [UInt8]? { (try? Data(contentsOf: url)).map { Array($0) } }
 
@@ -115,11 +127,13 @@ struct CommandEndToEndTests {
   @Test func ctrlCSavesProgressAndTheSameCommandResumes() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 3_000_000, seed: 3)
-    server.setResource("/big", TestResource(body: body, etag: "\"e\"", faults: TestFaults(bytesPerSecond: 2_000_000)))
+    // The server goes silent after 1 MB (once): the signal always lands mid-download, however
+    // late this test gets to run on a busy machine.
+    server.setResource(
+      "/big", TestResource(body: body, etag: "\"e\"", faults: TestFaults(stallAfterBytes: 1_000_000, stallTimes: 1)))
     let directory = try TemporaryDirectory()
-    let haul = try HaulProcess(["-o", "big", server.url("/big")], in: directory.url)
-    let statePath = directory.file("big.haul").path
-    while !FileManager.default.fileExists(atPath: statePath) { try await Task.sleep(for: .milliseconds(10)) }
+    let haul = try HaulProcess(["-x", "1", "--timeout", "60", "-o", "big", server.url("/big")], in: directory.url)
+    try await Self.waitForState(directory.file("big.haul"), of: haul)
     try await Task.sleep(for: .milliseconds(400))
     haul.signal(SIGINT)
     #expect(await haul.wait() == 130)
@@ -128,7 +142,7 @@ struct CommandEndToEndTests {
     let saved = try #require(try? Data(contentsOf: URL(fileURLWithPath: directory.file("big.part").path)))
     #expect(saved.count > 0 && saved.count < body.count)
 
-    server.updateFaults("/big") { $0.bytesPerSecond = nil }
+    server.updateFaults("/big") { $0.stallAfterBytes = nil }
     let again = try await Self.run(["-o", "big", server.url("/big")], in: directory.url)
     #expect(again.status == 0)
     do {
@@ -142,12 +156,10 @@ struct CommandEndToEndTests {
   @Test func sigtermStopsCleanlyToo() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 2_000_000, seed: 4)
-    server.setResource("/f", TestResource(body: body, faults: TestFaults(bytesPerSecond: 1_000_000)))
+    server.setResource("/f", TestResource(body: body, faults: TestFaults(stallAfterBytes: 500_000, stallTimes: 1)))
     let directory = try TemporaryDirectory()
-    let haul = try HaulProcess(["-q", "-o", "f", server.url("/f")], in: directory.url)
-    while !FileManager.default.fileExists(atPath: directory.file("f.haul").path) {
-      try await Task.sleep(for: .milliseconds(10))
-    }
+    let haul = try HaulProcess(["-q", "-x", "1", "--timeout", "60", "-o", "f", server.url("/f")], in: directory.url)
+    try await Self.waitForState(directory.file("f.haul"), of: haul)
     try await Task.sleep(for: .milliseconds(200))
     haul.signal(SIGTERM)
     #expect(await haul.wait() == 130)
