@@ -150,7 +150,7 @@ struct CommandEndToEndTests {
       #expect(same, "file bytes differ")
     }
     #expect(server.requests(for: "/big").last?.header("Range")?.hasPrefix("bytes=") == true)
-    #expect(!FileManager.default.fileExists(atPath: statePath))
+    #expect(!FileManager.default.fileExists(atPath: directory.file("big.haul").path))
   }
 
   @Test func sigtermStopsCleanlyToo() async throws {
