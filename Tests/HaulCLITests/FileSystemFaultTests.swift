@@ -63,7 +63,7 @@ struct FileSystemFaultTests {
     let mount = try TmpfsMount(options: "size=2m")
     let target = mount.file("file.bin")
 
-    let full = try await HaulBinary.run(["-o", target.path, server.url("/file.bin")])
+    let full = try await HaulBinary.run(["-x", "1", "-o", target.path, server.url("/file.bin")])
     #expect(full.status == 3, "\(full)")
     #expect(full.stderr.contains("disk is full"), "\(full)")
     #expect(full.stderr.contains(mount.url.path), "the message should say where: \(full)")
@@ -78,7 +78,7 @@ struct FileSystemFaultTests {
 
     try mount.remount("size=8m")
     server.clearRequests()
-    let resumed = try await HaulBinary.run(["--json", "-o", target.path, server.url("/file.bin")])
+    let resumed = try await HaulBinary.run(["--json", "-x", "1", "-o", target.path, server.url("/file.bin")])
     #expect(resumed.status == 0, "\(resumed)")
     expectBytes(FileManager.default.contents(atPath: target.path).map(Array.init), equal: body)
     #expect(!FileManager.default.fileExists(atPath: target.path + ".part"))

@@ -35,7 +35,7 @@ struct PowerLossTests {
       "/file.bin",
       TestResource(body: body, etag: "\"p\(seed)\"", faults: TestFaults(dropAfterBytes: dropAt, dropTimes: 1)))
     let directory = try TemporaryDirectory()
-    let first = try await HaulBinary.run(["-q", "--retries", "1", "-o", directory.file("file.bin").path, server.url("/file.bin")])
+    let first = try await HaulBinary.run(["-q", "-x", "1", "--retries", "1", "-o", directory.file("file.bin").path, server.url("/file.bin")])
     try #require(first.status == 4, "the first run should give up on the dropped connection: \(first)")
     let claim = try CrashTrialTests.checkDurableClaim(
       in: directory, name: "file.bin", source: body, etag: "\"p\(seed)\"", context: "after the drop")
@@ -45,7 +45,7 @@ struct PowerLossTests {
   }
 
   static func finish(_ download: Interrupted) async throws -> ProcessOutcome {
-    let outcome = try await HaulBinary.run(["--json", "-o", download.target.path, download.url])
+    let outcome = try await HaulBinary.run(["--json", "-x", "1", "-o", download.target.path, download.url])
     #expect(outcome.status == 0, "\(outcome)")
     expectBytes(download.directory.contents("file.bin"), equal: download.body, "the finished file differs from the source")
     expectOnlyResult(in: download.directory, name: "file.bin")
