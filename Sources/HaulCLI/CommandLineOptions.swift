@@ -38,6 +38,8 @@ struct CommandLineOptions: Equatable {
   var quiet = false
   var json = false
   var insecure = false
+  /// `--checksum ALGO=HEX`.
+  var checksum: Checksum?
 
   /// The library options these command-line options stand for.
   var downloadOptions: DownloadOptions {
@@ -49,6 +51,7 @@ struct CommandLineOptions: Equatable {
     options.headers = headers.map { (name: $0.name, value: $0.value) }
     options.overwrite = overwrite
     options.verifyTLS = !insecure
+    options.checksum = checksum
     options.keepPartialOnCancel = true
     return options
   }
@@ -126,6 +129,15 @@ extension CommandLineOptions {
         throw UsageError("\(spelling): '\(value)' is not a rate (examples: 500K, 2M)")
       }
       options.rateLimit = rate
+      return .proceed
+    },
+    .value(nil, "checksum", "ALGO=HEX", "verify the file: sha-256, sha-512, sha-1 or md5 (exit 9 on mismatch)") {
+      options, value, spelling throws(UsageError) in
+      do throws(HaulError) {
+        options.checksum = try Checksum(parsing: value)
+      } catch {
+        throw UsageError("\(spelling): \(error.message)")
+      }
       return .proceed
     },
     .value(nil, "retries", "N", "give up after N failed attempts in a row (default: 10)") {

@@ -63,6 +63,7 @@ enum JSONEventLine {
         ("already_complete", .bool(result.wasAlreadyComplete)),
         ("remote_changed", .bool(result.remoteChanged)),
         ("seconds", .double(rounded(result.duration, places: 3))),
+        ("sha256", result.sha256.map { .string($0) } ?? .null),
       ]
     case .failed(let error):
       return [

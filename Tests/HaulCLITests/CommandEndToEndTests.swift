@@ -200,6 +200,17 @@ struct CommandEndToEndTests {
     #expect(contents.sorted() == ["f", "secret"])
   }
 
+  @Test func checksumMismatchExitsNineAndLeavesNothing() async throws {
+    let server = try TestServer()
+    server.setResource("/f", TestResource(body: TestResource.random(size: 10_000, seed: 6)))
+    let directory = try TemporaryDirectory()
+    let wrong = "sha-256=" + String(repeating: "0", count: 64)
+    let result = try await Self.run(["--checksum", wrong, server.url("/f")], in: directory.url)
+    #expect(result.status == 9)
+    #expect(result.stderr.contains("sha-256 mismatch"))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+  }
+
   @Test func rerunReportsCompleteWithoutFetching() async throws {
     let server = try TestServer()
     server.setResource("/f", TestResource(body: TestResource.random(size: 50_000, seed: 5), etag: "\"v\""))

@@ -109,6 +109,12 @@ struct CommandLineOptionsTests {
   @Test func flags() throws {
     let parsed = try options(["--overwrite", "-q", "--json", "--insecure", "u"])
     #expect(parsed.overwrite && parsed.quiet && parsed.json && parsed.insecure)
+    let hex = String(repeating: "ab", count: 32)
+    let checked = try options(["--checksum", "sha-256=\(hex)", "u"])
+    #expect(checked.checksum?.description == "sha-256=\(hex)")
+    #expect(checked.downloadOptions.checksum?.hex == hex)
+    #expect(throws: UsageError.self) { try options(["--checksum=sha-256=xyz", "u"]) }
+    #expect(throws: UsageError.self) { try options(["--checksum", "crc32=00", "u"]) }
     #expect(parsed.downloadOptions.overwrite)
     #expect(!parsed.downloadOptions.verifyTLS)
     #expect(try options(["--quiet", "u"]).quiet)

@@ -70,6 +70,11 @@ struct JSONEventLineTests {
       total: 456, received: 400, resumedFrom: 56, remoteChanged: false, duration: 1.2345)
     let object = try decode(JSONEventLine.encode(.completed(result)))
     #expect(object["event"] as? String == "completed")
+    #expect(object["sha256"] is NSNull)
+    let hashed = DownloadResult(
+      file: result.file, totalBytes: 1, bytesReceived: 1, resumedFrom: 0, finalURL: "u", wasAlreadyComplete: false,
+      remoteChanged: false, duration: 0, sha256: "00ff")
+    #expect(try decode(JSONEventLine.encode(.completed(hashed)))["sha256"] as? String == "00ff")
     #expect(object["file"] as? String == "/tmp/dl/ubuntu.iso")
     #expect((object["bytes"] as? NSNumber)?.int64Value == 456)
     #expect((object["received"] as? NSNumber)?.int64Value == 400)

@@ -8,6 +8,8 @@ public struct TestResource: Sendable {
   public var contentDisposition: String?
   /// Sent as `Content-Type` when set (no `Content-Type` header otherwise).
   public var contentType: String?
+  /// More response headers, sent as given (e.g. `Repr-Digest`).
+  public var extraHeaders: [(String, String)] = []
   public var faults: TestFaults
 
   public init(

@@ -562,6 +562,7 @@ final class ServerCore: Sendable {
 
     var headers: [(String, String)] = []
     if let contentType = resource.contentType { headers.append(("Content-Type", contentType)) }
+    headers.append(contentsOf: resource.extraHeaders)
     if faults.chunked && status != 416 {
       headers.append(("Transfer-Encoding", "chunked"))
     } else {

@@ -99,6 +99,8 @@ final class DownloadRun: Sendable {
     /// Bytes received over the network in this session, and in the current round.
     var received: Int64 = 0
     var roundReceived: Int64 = 0
+    /// Digests of the file front to back (see `PrefixHasher`).
+    var hasher = PrefixHasher()
     var lastCheckpoint: UInt64 = 0
     var lastProgress: UInt64 = 0
     var speed = SpeedMeter()
@@ -439,7 +441,8 @@ final class DownloadRun: Sendable {
     }
     if case .stream = plan { shared.withLock { $0.streamOwner = connection } }
     let (identity, holdsBytes) = shared.withLock { (ResourceIdentity($0.state), $0.heldBytes > 0) }
-    var headers = options.headers
+    // Ask for the whole file's digest (RFC 9530), verified before the file is given its name.
+    var headers = options.headers + [("Want-Repr-Digest", "sha-256=10, sha-512=3")]
     var sentRange = false
     switch plan {
     case .stream, .checkFinished:
@@ -570,6 +573,8 @@ final class DownloadRun: Sendable {
   ) throws(HaulError) {
     let identity = response.identity
     let finalURL = RequestURL.withoutPassword(head.finalURL)
+    let announced = Dictionary(
+      uniqueKeysWithValues: ServerDigests.wholeFile(head).map { ($0.key.rawValue, $0.value) })
     let minimumSplit = self.minimumSplit
     let acceptsRanges = response.status == 206 || (head.headers["Accept-Ranges"]?.lowercased().contains("bytes") ?? false)
     let (target, fresh, state, resumedFrom, others, announce):
@@ -580,6 +585,7 @@ final class DownloadRun: Sendable {
           shared.state = ResumeState(
             url: recordedURL, finalURL: finalURL, totalBytes: identity.totalBytes, etag: identity.etag,
             lastModified: identity.lastModified)
+          shared.hasher = PrefixHasher()
           let firstID = shared.planner?.nextID ?? 1
           shared.segmentOf = [:]
           if let total = identity.totalBytes {
@@ -604,6 +610,7 @@ final class DownloadRun: Sendable {
           shared.streamOwner = nil
         }
         if acceptsRanges, !replacing, !shared.rangesDistrusted { shared.rangesSupported = true }
+        if shared.state.digests == nil, !announced.isEmpty { shared.state.digests = announced }
         shared.state.finalURL = finalURL
         shared.finalURL = finalURL
         let announce = fresh || !shared.round.announced
@@ -669,6 +676,7 @@ final class DownloadRun: Sendable {
         break
       }
       guard failure == nil else { return (nil, full) }
+      shared.hasher.feed(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)]), at: offset)
       shared.received += count
       shared.roundReceived += count
       var checkpoint: ResumeState?
@@ -803,6 +811,7 @@ final class DownloadRun: Sendable {
       $0.segmentOf = [:]
       $0.streamOwner = nil
       $0.streamOffset = 0
+      $0.hasher = PrefixHasher()
       $0.rangesSupported = false
       $0.rangesDistrusted = true
       return ($0.target, $0.state)
@@ -812,9 +821,9 @@ final class DownloadRun: Sendable {
 
   /// Sync, stamp, rename into place, drop the sidecar.
   private func finish(started: UInt64) throws(HaulError) -> DownloadResult {
-    let (target, state, received, resumedFrom, finalURL, speed) = shared.withLock {
+    let (target, state, received, resumedFrom, finalURL, speed, hasher) = shared.withLock {
       ($0.target, $0.snapshot, $0.received, $0.resumedFrom ?? 0, $0.finalURL ?? $0.state.finalURL ?? recordedURL,
-       $0.speed.bytesPerSecond)
+       $0.speed.bytesPerSecond, $0.hasher)
     }
     guard let target else { throw HaulError(.generic, "internal: finished without a file") }
     let total = state.totalBytes ?? state.contiguousBytes
@@ -825,6 +834,11 @@ final class DownloadRun: Sendable {
     do {
       try target.part.truncate(to: total)
       try target.part.sync()
+    } catch {
+      throw HaulError(.fileSystem, FileErrorText.describe(error, path: target.paths.part), underlying: error)
+    }
+    let sha256 = try verify(hasher, part: target.part, total: total, announced: state.digests ?? [:])
+    do {
       FinishedFileRecord.attach(finished, to: target.part)
       try FileIO.rename(target.paths.part, to: target.paths.target)
       try FileIO.remove(target.paths.state)
@@ -835,10 +849,32 @@ final class DownloadRun: Sendable {
     let result = DownloadResult(
       file: URL(fileURLWithPath: target.paths.target), totalBytes: total, bytesReceived: received,
       resumedFrom: resumedFrom, finalURL: finalURL, wasAlreadyComplete: false, remoteChanged: false,
-      duration: Monotonic.seconds(since: started))
+      duration: Monotonic.seconds(since: started), sha256: sha256)
     emit(.progress(DownloadProgress(bytes: total, totalBytes: total, bytesPerSecond: speed, connections: 0)))
     emit(.completed(result))
     return result
+  }
+
+  /// Checks the finished bytes against the expected checksum and the server's digests; on a
+  /// mismatch the data is discarded (a rerun starts clean) and nothing appears at the target.
+  /// Returns the SHA-256.
+  private func verify(
+    _ hasher: PrefixHasher, part: PartFile, total: Int64, announced: [String: String]
+  ) throws(HaulError) -> String {
+    var expected: [(Checksum.Algorithm, String, String)] = []
+    if let checksum = options.checksum { expected.append((checksum.algorithm, checksum.hex, "the expected checksum")) }
+    for (name, hex) in announced.sorted(by: { $0.key < $1.key }) {
+      if let algorithm = Checksum.Algorithm(rawValue: name) { expected.append((algorithm, hex, "the server's digest")) }
+    }
+    let digests = try hasher.finish(part: part, total: total, algorithms: Set(expected.map(\.0)))
+    for (algorithm, hex, source) in expected where digests[algorithm] != hex {
+      discardPartial()
+      throw HaulError(
+        .integrity,
+        "\(algorithm.rawValue) mismatch: \(source) is \(hex), the download has \(digests[algorithm] ?? "none")",
+        hint: "the corrupt download was discarded; run the same command again to fetch it anew")
+    }
+    return digests[.sha256] ?? ""
   }
 
   private func alreadyComplete(changed: Bool, started: UInt64) throws(HaulError) -> DownloadResult {

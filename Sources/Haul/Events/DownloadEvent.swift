@@ -108,11 +108,15 @@ public struct DownloadResult: Sendable, Equatable {
   public let remoteChanged: Bool
   /// Wall time of this session, seconds.
   public let duration: TimeInterval
+  /// SHA-256 of the whole file (lower-case hex), verified against any expected checksum and
+  /// server digest; nil when the file was already complete and nothing was read.
+  public let sha256: String?
 
   public init(
     file: URL, totalBytes: Int64, bytesReceived: Int64, resumedFrom: Int64, finalURL: String,
-    wasAlreadyComplete: Bool, remoteChanged: Bool, duration: TimeInterval
+    wasAlreadyComplete: Bool, remoteChanged: Bool, duration: TimeInterval, sha256: String? = nil
   ) {
+    self.sha256 = sha256
     self.file = file
     self.totalBytes = totalBytes
     self.bytesReceived = bytesReceived

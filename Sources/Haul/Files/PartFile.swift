@@ -46,6 +46,16 @@ final class PartFile: Sendable {
     }
   }
 
+  /// Reads up to `buffer.count` bytes at `offset`; returns how many (0 at the end).
+  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
+    guard let base = buffer.baseAddress else { return 0 }
+    while true {
+      let count = pread(fd, base, buffer.count, off_t(offset))
+      if count >= 0 { return count }
+      if errno != EINTR { throw SystemError("pread", errno: errno) }
+    }
+  }
+
   /// Makes every completed write durable (data, and the size when it grew).
   func sync() throws(SystemError) {
     guard fdatasync(fd) == 0 else { throw SystemError("fdatasync", errno: errno) }

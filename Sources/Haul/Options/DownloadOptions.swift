@@ -30,6 +30,8 @@ public struct DownloadOptions: Sendable {
   public var stallTimeout: TimeInterval = 30
   /// Extra request headers, sent in order.
   public var headers: [(name: String, value: String)] = []
+  /// The digest the finished file must have; a mismatch fails with `.integrity` and discards the data.
+  public var checksum: Checksum?
   /// Replace a file at the destination that Haul did not create, or a finished file that changed on the server.
   public var overwrite: Bool = false
   /// Whether `cancel()` keeps the partial bytes and state for a later resume.

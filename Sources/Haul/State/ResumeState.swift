@@ -20,6 +20,8 @@ struct ResumeState: Codable, Equatable, Sendable {
   var lastModified: String?
   /// Durable byte ranges, sorted and disjoint. One connection keeps a single prefix `[0, n)`.
   var ranges: [ByteRange] = []
+  /// Digests of the whole file the server announced (`Repr-Digest`, `Digest`), by algorithm name.
+  var digests: [String: String]?
 
   /// Bytes held from the start without a gap: where a single-connection resume continues.
   var contiguousBytes: Int64 {
