@@ -44,9 +44,10 @@ import Testing
   /// Runs a download to its end and collects its events.
   static func run(
     _ url: String, to destination: DownloadDestination, options: DownloadOptions = fastOptions(),
-    onEvent: (@Sendable (DownloadEvent, Download) -> Void)? = nil
+    minimumSplit: Int64 = 1 << 20, onEvent: (@Sendable (DownloadEvent, Download) -> Void)? = nil
   ) async throws -> Outcome {
-    let download = try Download(url: url, to: destination, options: options)
+    let download = try Download(
+      url: url, to: destination, options: options, transport: CurlTransport.shared, minimumSplit: minimumSplit)
     // The one consumer of the event stream; tests react to events through `onEvent`.
     let collector = Task {
       var events: [DownloadEvent] = []

@@ -19,19 +19,7 @@ import Testing
     _ url: String, to file: URL, options: DownloadOptions,
     onEvent: (@Sendable (DownloadEvent, Download) -> Void)? = nil
   ) async throws -> DownloadTests.Outcome {
-    let download = try Download(
-      url: url, to: .file(file), options: options, transport: CurlTransport.shared, minimumSplit: 64 << 10)
-    let collector = Task {
-      var events: [DownloadEvent] = []
-      for await event in download.events {
-        events.append(event)
-        onEvent?(event, download)
-      }
-      return events
-    }
-    let result: Result<DownloadResult, HaulError>
-    do throws(HaulError) { result = .success(try await download.run()) } catch { result = .failure(error) }
-    return DownloadTests.Outcome(result: result, events: await collector.value)
+    try await DownloadTests.run(url, to: .file(file), options: options, minimumSplit: 64 << 10, onEvent: onEvent)
   }
 
   static func connectionsSeen(_ events: [DownloadEvent]) -> Int {
