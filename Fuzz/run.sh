@@ -35,7 +35,7 @@ sources() {
     # HaulCLI's parser, compiled into the same module as the Haul files it uses (its
     # `import Haul` is dropped from a copy in $work/src).
     command-line)
-      echo CommandLineTarget "$r/ByteScanner.swift Sources/Haul/Options/ByteQuantity.swift Sources/Haul/Options/DownloadOptions.swift $work/src/CommandLineOptions.swift" ;;
+      echo CommandLineTarget "$r/ByteScanner.swift Sources/Haul/Options/ByteQuantity.swift Sources/Haul/Options/DownloadOptions.swift Sources/Haul/Integrity/Checksum.swift Sources/Haul/HaulError.swift $work/src/CommandLineOptions.swift" ;;
     *) return 1 ;;
   esac
 }

@@ -17,7 +17,9 @@ public func fuzzCommandLine(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
   let context = "\(arguments)"
   require(!options.url.isEmpty, "empty URL from \(context)")
   require(options.output == nil || options.directory == nil, "--output with --dir from \(context)")
-  require((1...64).contains(options.connections), "connections \(options.connections) from \(context)")
+  if let connections = options.connections {
+    require((1...64).contains(connections), "connections \(connections) from \(context)")
+  }
   if let rate = options.rateLimit { require(rate > 0, "rate \(rate) from \(context)") }
   if let retries = options.retries { require(retries >= 1, "retries \(retries) from \(context)") }
   if let timeout = options.timeout { require(timeout.isFinite && timeout > 0, "timeout \(timeout) from \(context)") }

@@ -52,3 +52,15 @@ final class MessageDigest {
 
 @available(*, unavailable)
 extension MessageDigest: Sendable {}
+
+extension Checksum.Algorithm {
+  /// The OpenSSL digest that computes it.
+  var digest: MessageDigest.Algorithm {
+    switch self {
+    case .sha256: .sha256
+    case .sha512: .sha512
+    case .sha1: .sha1
+    case .md5: .md5
+    }
+  }
+}
