@@ -182,6 +182,13 @@ final class RealServer: Sendable {
     return text.split(separator: "\n").compactMap { Self.parse(String($0)) }.filter { $0.method == "GET" }
   }
 
+  /// Forgets the requests logged so far (the servers append to the log, so truncating is safe).
+  func clearAccessLog() {
+    guard let handle = try? FileHandle(forWritingTo: prefix.file("access.log")) else { return }
+    try? handle.truncate(atOffset: 0)
+    try? handle.close()
+  }
+
   /// The ETag the server now sends for `name` (by HEAD, which `accessLog()` leaves out).
   func currentETag(_ name: String) throws -> String? {
     try RawHTTPConnection(port: port).request(method: "HEAD", path: "/\(name)").header("ETag")
