@@ -28,7 +28,7 @@ sources() {
     retry-after) echo RetryAfterTarget "$r/ByteScanner.swift $r/RetryAfter.swift $r/HTTPDate.swift" ;;
     entity-tag-date) echo EntityTagDateTarget "$r/ByteScanner.swift $r/EntityTag.swift $r/HTTPDate.swift" ;;
     state-journal)
-      echo StateJournalTarget "Sources/Haul/State/StateJournal.swift Sources/Haul/State/ResumeState.swift Sources/Haul/Integrity/MessageDigest.swift Sources/Haul/Files/FileIO.swift Sources/Haul/HaulError.swift" ;;
+      echo StateJournalTarget "Sources/Haul/State/StateJournal.swift Sources/Haul/State/ResumeState.swift Sources/Haul/Integrity/MessageDigest.swift Sources/Haul/Integrity/Checksum.swift Sources/Haul/Files/FileIO.swift Sources/Haul/HaulError.swift" ;;
     byte-quantity) echo ByteQuantityTarget "$r/ByteScanner.swift Sources/Haul/Options/ByteQuantity.swift" ;;
     file-name)
       echo FileNameTarget "$r/ByteScanner.swift Sources/Haul/Files/FileNameSanitizer.swift Sources/Haul/Files/DownloadPaths.swift Fuzz/Targets/SafeFileName.swift" ;;
