@@ -141,6 +141,24 @@ enum InteropChecks {
     #expect(log.first?.bodyBytes == size)
   }
 
+  /// Starts `haul`, SIGKILLs it once more than 1 MiB is durable, and returns the claim seen.
+  /// On a starved test pool (sanitizers, a busy machine) the kill can come after the last byte;
+  /// then the run is repeated from scratch, since a finished file proves nothing about resuming.
+  static func killMidDownload(
+    _ arguments: [String], name: String, in directory: TemporaryDirectory, server: RealServer
+  ) async throws -> Int64 {
+    for _ in 1...3 {
+      let first = try HaulBinary.start(arguments)
+      let claimed = try await CrashTrialTests.waitForClaim(in: directory, name: name, process: first, beyond: 1 << 20)
+      first.signal(SIGKILL)
+      if await first.wait().signaled { return claimed }
+      try? FileManager.default.removeItem(at: directory.file(name))
+      server.clearAccessLog()
+    }
+    Issue.record("haul ended before it could be killed, three times")
+    throw CancellationError()
+  }
+
   /// SIGKILL in the middle of a throttled download; the next run asks for the rest with If-Range,
   /// gets 206, and the file is exact.
   static func resumeAfterKill(_ kind: RealServer.Kind) async throws {
@@ -151,23 +169,7 @@ enum InteropChecks {
     // One connection: the checks below follow a single stream's requests in the access log.
     let arguments = ["--json", "-x", "1", "-o", directory.file("slow.bin").path, server.url("slow.bin", slow: true)]
 
-    // On a starved test pool the kill can come after the last byte; then the run is repeated
-    // from scratch (a finished file proves nothing about resuming).
-    var claimed: Int64 = 0
-    var killed: ProcessOutcome?
-    for _ in 1...3 {
-      let first = try HaulBinary.start(arguments)
-      claimed = try await CrashTrialTests.waitForClaim(in: directory, name: "slow.bin", process: first, beyond: 1 << 20)
-      first.signal(SIGKILL)
-      let outcome = await first.wait()
-      if outcome.signaled {
-        killed = outcome
-        break
-      }
-      try? FileManager.default.removeItem(at: directory.file("slow.bin"))
-      server.clearAccessLog()
-    }
-    try #require(killed != nil, "haul ended before it could be killed, three times")
+    let claimed = try await killMidDownload(arguments, name: "slow.bin", in: directory, server: server)
     let claim = try CrashTrialTests.checkDurableClaim(
       in: directory, name: "slow.bin", source: body, etag: nil, context: "\(kind) after the kill")
     #expect(claim >= claimed && claim > 0)
@@ -202,11 +204,7 @@ enum InteropChecks {
     let directory = try TemporaryDirectory()
     let arguments = ["--json", "-x", "1", "-o", directory.file("moving.bin").path, server.url("moving.bin", slow: true)]
 
-    let first = try HaulBinary.start(arguments)
-    _ = try await CrashTrialTests.waitForClaim(in: directory, name: "moving.bin", process: first, beyond: 1 << 20)
-    first.signal(SIGKILL)
-    let killed = await first.wait()
-    try #require(killed.signaled, "haul ended before it was killed: \(killed)")
+    _ = try await killMidDownload(arguments, name: "moving.bin", in: directory, server: server)
     let claim = try CrashTrialTests.checkDurableClaim(
       in: directory, name: "moving.bin", source: old, etag: nil, context: "\(kind) after the kill")
     try #require(claim > 0)
