@@ -22,13 +22,15 @@ enum ConnectionPlan: Sendable {
   case stream(offset: Int64)
   /// One segment of a resource whose size is known: `[start, end)`.
   case segment(id: Int, start: Int64, end: Int64, total: Int64)
+  /// A range nobody holds (a new round's first connection); `launch` opens its segment.
+  case missing(start: Int64, end: Int64, total: Int64)
   /// Whether a finished file is still the server's version, fetching nothing if so.
   case checkFinished(record: ResumeState)
 
   var offset: Int64 {
     switch self {
     case .stream(let offset): offset
-    case .segment(_, let start, _, _): start
+    case .segment(_, let start, _, _), .missing(let start, _, _): start
     case .checkFinished(let record): record.totalBytes ?? 0
     }
   }
@@ -214,13 +216,10 @@ final class DownloadRun: Sendable {
   /// nil when every byte is already held.
   private func nextLeadPlan() -> ConnectionPlan? {
     shared.withLock { shared in
-      guard var planner = shared.planner else { return .stream(offset: shared.streamOffset) }
-      defer { shared.planner = planner }
-      // Between rounds nothing is assigned, so no claim means every byte is held.
-      guard let segment = planner.claim() else { return nil }
-      // Reopened for the connection that gets it, in `launch`.
-      planner.release(segment.id)
-      return .segment(id: 0, start: segment.start, end: segment.end, total: planner.total)
+      guard let planner = shared.planner else { return .stream(offset: shared.streamOffset) }
+      // Between rounds nothing is assigned, so no gap means every byte is held.
+      guard let gap = planner.unassigned.first else { return nil }
+      return .missing(start: gap.start, end: gap.end, total: planner.total)
     }
   }
 
@@ -428,16 +427,13 @@ final class DownloadRun: Sendable {
   /// Starts a connection's transfer. The caller has counted it in `round.live`.
   private func launch(_ connection: Int, _ plan: ConnectionPlan) {
     var plan = plan
-    // A lead plan names a range, not a segment: open the segment now.
-    if case .segment(0, let start, let end, let total) = plan {
+    if case .missing(let start, let end, let total) = plan {
       let id: Int? = shared.withLock {
-        guard var planner = $0.planner else { return nil }
-        let segment = planner.open(start, end)
-        $0.planner = planner
+        guard let segment = $0.planner?.open(start, end) else { return nil }
         $0.segmentOf[connection] = segment.id
         return segment.id
       }
-      if let id { plan = .segment(id: id, start: start, end: end, total: total) }
+      plan = id.map { .segment(id: $0, start: start, end: end, total: total) } ?? .stream(offset: start)
     }
     if case .stream = plan { shared.withLock { $0.streamOwner = connection } }
     let (identity, holdsBytes) = shared.withLock { (ResourceIdentity($0.state), $0.heldBytes > 0) }
