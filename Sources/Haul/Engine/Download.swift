@@ -36,7 +36,10 @@ public final class Download: Sendable {
   public convenience init(
     url: String, to destination: DownloadDestination, options: DownloadOptions = DownloadOptions()
   ) throws(HaulError) {
-    try self.init(url: url, to: destination, options: options, transport: CurlTransport.shared)
+    guard let transport = CurlTransport.shared else {
+      throw HaulError(.generic, "libcurl could not be initialised (out of memory?)")
+    }
+    try self.init(url: url, to: destination, options: options, transport: transport)
   }
 
   init(

@@ -5,6 +5,7 @@ import Foundation
 /// drives one multi handle, so connections are shared and kept alive across transfers.
 final class CurlTransport: Transport {
   /// The process-wide instance; its thread starts on first use and lives as long as the process.
+  /// nil only when libcurl cannot even create its multi handle (out of memory at start).
   static let shared = CurlTransport()
 
   private enum Command: Sendable {
@@ -20,9 +21,10 @@ final class CurlTransport: Transport {
   private let inbox = Locked(Inbox())
   private let multi: CurlMulti
 
-  private init() {
+  private init?() {
     _ = ccurl_global_init()
-    multi = CurlMulti()
+    guard let multi = CurlMulti() else { return nil }
+    self.multi = multi
     let thread = Thread { [self] in
       CurlEventThread(multi: multi).run(takeCommands: takeCommands)
     }
@@ -122,11 +124,8 @@ final class CurlTransport: Transport {
 private final class CurlMulti: Sendable {
   nonisolated(unsafe) let pointer: OpaquePointer
 
-  init() {
-    guard let multi = ccurl_multi_init() else {
-      // Only on out-of-memory at process start; nothing can run without it.
-      fatalError("libcurl could not create a multi handle")
-    }
+  init?() {
+    guard let multi = ccurl_multi_init() else { return nil }
     pointer = multi
     _ = ccurl_multi_setopt_long(multi, Int32(CCURLMOPT_MAXCONNECTS), 64)
   }

@@ -47,7 +47,7 @@ import Testing
     minimumSplit: Int64 = 1 << 20, onEvent: (@Sendable (DownloadEvent, Download) -> Void)? = nil
   ) async throws -> Outcome {
     let download = try Download(
-      url: url, to: destination, options: options, transport: CurlTransport.shared, minimumSplit: minimumSplit)
+      url: url, to: destination, options: options, transport: try #require(CurlTransport.shared), minimumSplit: minimumSplit)
     // The one consumer of the event stream; tests react to events through `onEvent`.
     let collector = Task {
       var events: [DownloadEvent] = []
