@@ -131,7 +131,9 @@ extension CommandLineOptions {
       options.rateLimit = rate
       return .proceed
     },
-    .value(nil, "checksum", "ALGO=HEX", "verify the file: sha-256, sha-512, sha-1 or md5 (exit 9 on mismatch)") {
+    .value(
+      nil, "checksum", "ALGO=HEX", "verify the file: sha-256, sha-512, sha-1 or md5 (exit 9 on mismatch)"
+    ) {
       options, value, spelling throws(UsageError) in
       do throws(HaulError) {
         options.checksum = try Checksum(parsing: value)

@@ -17,7 +17,8 @@ struct CommandEndToEndTests {
     private let exited = DispatchSemaphore(value: 0)
 
     init(_ arguments: [String], in directory: URL) throws {
-      let binary = try #require(BinaryTests.binary, "the haul executable was not found; build it or set HAUL_BINARY")
+      let binary = try #require(
+        BinaryTests.binary, "the haul executable was not found; build it or set HAUL_BINARY")
       process.executableURL = binary
       process.arguments = arguments
       process.currentDirectoryURL = directory
@@ -130,9 +131,11 @@ struct CommandEndToEndTests {
     // The server goes silent after 1 MB (once): the signal always lands mid-download, however
     // late this test gets to run on a busy machine.
     server.setResource(
-      "/big", TestResource(body: body, etag: "\"e\"", faults: TestFaults(stallAfterBytes: 1_000_000, stallTimes: 1)))
+      "/big",
+      TestResource(body: body, etag: "\"e\"", faults: TestFaults(stallAfterBytes: 1_000_000, stallTimes: 1)))
     let directory = try TemporaryDirectory()
-    let haul = try HaulProcess(["-x", "1", "--timeout", "60", "-o", "big", server.url("/big")], in: directory.url)
+    let haul = try HaulProcess(
+      ["-x", "1", "--timeout", "60", "-o", "big", server.url("/big")], in: directory.url)
     try await Self.waitForState(directory.file("big.haul"), of: haul)
     try await Task.sleep(for: .milliseconds(400))
     haul.signal(SIGINT)
@@ -156,9 +159,11 @@ struct CommandEndToEndTests {
   @Test func sigtermStopsCleanlyToo() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 2_000_000, seed: 4)
-    server.setResource("/f", TestResource(body: body, faults: TestFaults(stallAfterBytes: 500_000, stallTimes: 1)))
+    server.setResource(
+      "/f", TestResource(body: body, faults: TestFaults(stallAfterBytes: 500_000, stallTimes: 1)))
     let directory = try TemporaryDirectory()
-    let haul = try HaulProcess(["-q", "-x", "1", "--timeout", "60", "-o", "f", server.url("/f")], in: directory.url)
+    let haul = try HaulProcess(
+      ["-q", "-x", "1", "--timeout", "60", "-o", "f", server.url("/f")], in: directory.url)
     try await Self.waitForState(directory.file("f.haul"), of: haul)
     try await Task.sleep(for: .milliseconds(200))
     haul.signal(SIGTERM)
@@ -168,7 +173,8 @@ struct CommandEndToEndTests {
 
   @Test func exitStatusesForServerFileAndUsageErrors() async throws {
     let server = try TestServer()
-    server.setResource("/secret", TestResource(body: [1], faults: TestFaults(requireAuthorization: "Bearer x")))
+    server.setResource(
+      "/secret", TestResource(body: [1], faults: TestFaults(requireAuthorization: "Bearer x")))
     server.setResource("/f", TestResource(body: [1, 2, 3]))
     let directory = try TemporaryDirectory()
 
@@ -178,7 +184,8 @@ struct CommandEndToEndTests {
 
     let denied = try await Self.run([server.url("/secret")], in: directory.url)
     #expect(denied.status == 6)
-    let allowed = try await Self.run(["-q", "-H", "Authorization: Bearer x", server.url("/secret")], in: directory.url)
+    let allowed = try await Self.run(
+      ["-q", "-H", "Authorization: Bearer x", server.url("/secret")], in: directory.url)
     #expect(allowed.status == 0)
 
     try Data("mine".utf8).write(to: directory.file("f"))

@@ -53,7 +53,8 @@ struct CrashTrialTests {
       let claims = trial.claims.map { String(format: "%.2f", Double($0) / mib) }.joined(separator: ", ")
       print(
         String(
-          format: "crash trial %llx: %d kills (MiB claimed after each: %@), fetched %.2f MiB for an 8 MiB file: %.1f%% extra",
+          format:
+            "crash trial %llx: %d kills (MiB claimed after each: %@), fetched %.2f MiB for an 8 MiB file: %.1f%% extra",
           trial.seed, trial.kills, claims, Double(trial.bodyBytesSent) / mib, trial.extra * 100))
     }
     let kills = results.map(\.kills).reduce(0, +)
@@ -62,7 +63,8 @@ struct CrashTrialTests {
     let worst = results.map(\.extra).max() ?? 0
     print(
       String(
-        format: "crash trials: %d kills in %d trials; mean %.1f%% extra, worst %.1f%% (target: at most %.0f%%)",
+        format:
+          "crash trials: %d kills in %d trials; mean %.1f%% extra, worst %.1f%% (target: at most %.0f%%)",
         kills, results.count, meanExtra * 100, worst * 100, Self.maxExtra * 100))
     #expect(kills >= 20)
     #expect(meanExtra <= Self.maxExtra)
@@ -77,7 +79,9 @@ struct CrashTrialTests {
   func killedSegmentedDownloadsFinishWithExactBytes() async throws {
     let results = try await withThrowingTaskGroup(of: Trial.self) { group in
       for index in 0..<Self.segmentedTrials {
-        group.addTask { try await Self.trial(seed: 0x5E6_0000 + UInt64(index), connections: Self.segmentedConnections) }
+        group.addTask {
+          try await Self.trial(seed: 0x5E6_0000 + UInt64(index), connections: Self.segmentedConnections)
+        }
       }
       var results: [Trial] = []
       for try await trial in group { results.append(trial) }
@@ -103,7 +107,9 @@ struct CrashTrialTests {
       TestResource(body: body, etag: etag, faults: TestFaults(bytesPerSecond: bytesPerSecond / connections)))
     let directory = try TemporaryDirectory()
     let target = directory.file("big.bin")
-    let arguments = ["-q", "-x", String(connections), "--timeout", "20", "-o", target.path, server.url("/big.bin")]
+    let arguments = [
+      "-q", "-x", String(connections), "--timeout", "20", "-o", target.path, server.url("/big.bin"),
+    ]
     var random = SeededGenerator(seed: seed)
     var claims: [Int64] = []
     for kill in 1...killsPerTrial {
@@ -118,21 +124,24 @@ struct CrashTrialTests {
         in: directory, name: "big.bin", source: body, etag: etag, single: connections == 1,
         context: "trial \(seed) kill \(kill)")
       if let previous = claims.last {
-        #expect(claim >= previous, "trial \(seed) kill \(kill): the claim went back from \(previous) to \(claim)")
+        #expect(
+          claim >= previous, "trial \(seed) kill \(kill): the claim went back from \(previous) to \(claim)")
       }
       claims.append(claim)
     }
     let final = try await HaulBinary.run(
       ["--json", "-x", String(connections), "--timeout", "20", "-o", target.path, server.url("/big.bin")])
     #expect(final.status == 0, "trial \(seed): the final run failed: \(final)")
-    expectBytes(directory.contents("big.bin"), equal: body, "trial \(seed): the finished file differs from the source")
+    expectBytes(
+      directory.contents("big.bin"), equal: body, "trial \(seed): the finished file differs from the source")
     expectOnlyResult(in: directory, name: "big.bin")
     #expect(final.event("started")?["resumed_from"] == String(claims.last ?? 0))
     // Every run after the first that found bytes asked for the rest, with the validator.
     let resumes = server.requests(for: "/big.bin").filter { $0.header("Range") != nil }
     if connections == 1 { #expect(resumes.count == claims.filter { $0 > 0 }.count) }
     #expect(resumes.allSatisfy { $0.header("If-Range") == etag && $0.status == 206 })
-    return Trial(seed: seed, kills: killsPerTrial, claims: claims, bodyBytesSent: server.bodyBytesSent(for: "/big.bin"))
+    return Trial(
+      seed: seed, kills: killsPerTrial, claims: claims, bodyBytesSent: server.bodyBytesSent(for: "/big.bin"))
   }
 
   /// After a kill: the sidecar (if any) claims no more than the `.part` file holds, and the claimed
@@ -142,19 +151,24 @@ struct CrashTrialTests {
     context: String
   ) throws -> Int64 {
     guard let sidecar = try Sidecar.read(directory.file(name + ".haul").path) else { return 0 }
-    if !single { return try checkDurableRanges(sidecar, in: directory, name: name, source: source, context: context) }
+    if !single {
+      return try checkDurableRanges(sidecar, in: directory, name: name, source: source, context: context)
+    }
     let claim = sidecar.claimedPrefix
     #expect(sidecar.body.ranges.count <= 1, "\(context): a single connection should hold one prefix")
     guard claim > 0 else { return 0 }
     if let etag { #expect(sidecar.body.etag == etag, "\(context): the sidecar records another version") }
     #expect(sidecar.body.totalBytes == Int64(source.count))
-    let part = try #require(directory.contents(name + ".part"), "\(context): a sidecar claims \(claim) bytes but there is no .part")
+    let part = try #require(
+      directory.contents(name + ".part"), "\(context): a sidecar claims \(claim) bytes but there is no .part")
     try #require(
-      Int64(part.count) >= claim, "\(context): the sidecar claims \(claim) bytes but the .part holds \(part.count)")
+      Int64(part.count) >= claim,
+      "\(context): the sidecar claims \(claim) bytes but the .part holds \(part.count)")
     let prefix = Int(claim)
     if part[0..<prefix] != source[0..<prefix] {
       let first = (0..<prefix).first { part[$0] != source[$0] } ?? -1
-      Issue.record("\(context): the claimed prefix of \(claim) bytes differs from the source at byte \(first)")
+      Issue.record(
+        "\(context): the claimed prefix of \(claim) bytes differs from the source at byte \(first)")
     }
     return claim
   }
@@ -164,7 +178,8 @@ struct CrashTrialTests {
     _ sidecar: Sidecar, in directory: TemporaryDirectory, name: String, source: [UInt8], context: String
   ) throws -> Int64 {
     guard sidecar.claimedBytes > 0 else { return 0 }
-    let part = try #require(directory.contents(name + ".part"), "\(context): a sidecar claims bytes but there is no .part")
+    let part = try #require(
+      directory.contents(name + ".part"), "\(context): a sidecar claims bytes but there is no .part")
     for range in sidecar.body.ranges {
       try #require(
         range.start >= 0 && range.end <= Int64(part.count) && range.end <= Int64(source.count),
@@ -184,7 +199,8 @@ struct CrashTrialTests {
   ) async throws -> Int64 {
     let deadline = ContinuousClock.now + .seconds(60)
     while process.isRunning, ContinuousClock.now < deadline {
-      if let sidecar = try? Sidecar.read(directory.file(name + ".haul").path), sidecar.claimedPrefix > beyond {
+      if let sidecar = try? Sidecar.read(directory.file(name + ".haul").path), sidecar.claimedPrefix > beyond
+      {
         return sidecar.claimedPrefix
       }
       try await Task.sleep(for: .milliseconds(10))

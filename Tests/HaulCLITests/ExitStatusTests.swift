@@ -39,7 +39,8 @@ struct ExitStatusTests {
     #expect(capture.stderr.hasPrefix("haul: the Range header is managed by haul"))
     let json = OutputCapture()
     #expect(
-      await HaulCommand.run(arguments: ["--json", "-HRange: x", "http://127.0.0.1:9/f"], sink: json.sink) == 2)
+      await HaulCommand.run(arguments: ["--json", "-HRange: x", "http://127.0.0.1:9/f"], sink: json.sink) == 2
+    )
     #expect(json.stdout.hasPrefix("{\"event\":\"failed\",\"category\":\"invalid_input\",\"exit_code\":2,"))
     #expect(json.stdout.hasSuffix("}\n"))
   }

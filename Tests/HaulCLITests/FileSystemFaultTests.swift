@@ -15,8 +15,11 @@ final class TmpfsMount: Sendable {
 
   init(options: String) throws {
     directory = try TemporaryDirectory()
-    let outcome = try TestEnvironment.runTool("/bin/mount", ["-t", "tmpfs", "-o", options, "tmpfs", directory.url.path])
-    guard outcome.status == 0 else { throw MountFailure(description: "mount -o \(options) failed: \(outcome)") }
+    let outcome = try TestEnvironment.runTool(
+      "/bin/mount", ["-t", "tmpfs", "-o", options, "tmpfs", directory.url.path])
+    guard outcome.status == 0 else {
+      throw MountFailure(description: "mount -o \(options) failed: \(outcome)")
+    }
   }
 
   func remount(_ options: String) throws {
@@ -115,14 +118,20 @@ struct FileSystemFaultTests {
     let directory = try TemporaryDirectory()
     let missing = directory.file("no/such/dir")
 
-    let output = try await HaulBinary.run(["-o", missing.appendingPathComponent("file.bin").path, server.url("/file.bin")])
+    let output = try await HaulBinary.run([
+      "-o", missing.appendingPathComponent("file.bin").path, server.url("/file.bin"),
+    ])
     #expect(output.status == 3, "\(output)")
     #expect(output.stderr.contains("does not exist") && output.stderr.contains(missing.path), "\(output)")
 
     let intoDirectory = try await HaulBinary.run(["-d", missing.path, server.url("/file.bin")])
     #expect(intoDirectory.status == 3, "\(intoDirectory)")
-    #expect(intoDirectory.stderr.contains("does not exist") && intoDirectory.stderr.contains(missing.path), "\(intoDirectory)")
-    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty, "nothing may be created")
+    #expect(
+      intoDirectory.stderr.contains("does not exist") && intoDirectory.stderr.contains(missing.path),
+      "\(intoDirectory)")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty,
+      "nothing may be created")
     #expect(server.requests.isEmpty, "no request is needed to know the directory is missing")
   }
 
@@ -140,7 +149,9 @@ struct FileSystemFaultTests {
     #expect(outcome.stderr.contains("\(occupied.path) is a directory"), "\(outcome)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["file.bin"])
     #expect(try FileManager.default.contentsOfDirectory(atPath: occupied.path) == ["keep.txt"])
-    #expect(FileManager.default.contents(atPath: occupied.appendingPathComponent("keep.txt").path).map(Array.init) == inside)
+    #expect(
+      FileManager.default.contents(atPath: occupied.appendingPathComponent("keep.txt").path).map(Array.init)
+        == inside)
   }
 
   @Test func existingFileNotFromHaulIsLeftAlone() async throws {

@@ -22,8 +22,12 @@ struct NginxInteropTests {
   @Test func fullDownload() async throws { try await InteropChecks.fullDownload(.nginx) }
   @Test func segmentedDownload() async throws { try await InteropChecks.segmentedDownload(.nginx) }
   @Test func resumeAfterKill() async throws { try await InteropChecks.resumeAfterKill(.nginx) }
-  @Test func fileReplacedBetweenRuns() async throws { try await InteropChecks.fileReplacedBetweenRuns(.nginx) }
-  @Test func rangeAndIfRangeSemantics() async throws { try await InteropChecks.rangeAndIfRangeSemantics(.nginx) }
+  @Test func fileReplacedBetweenRuns() async throws {
+    try await InteropChecks.fileReplacedBetweenRuns(.nginx)
+  }
+  @Test func rangeAndIfRangeSemantics() async throws {
+    try await InteropChecks.rangeAndIfRangeSemantics(.nginx)
+  }
   @Test func completePartialFinishesWithoutRefetching() async throws {
     try await InteropChecks.completePartialFinishes(.nginx)
   }
@@ -40,7 +44,9 @@ struct NginxInteropTests {
           var found: [String] = []
           for round in 1...6 {
             let directory = try TemporaryDirectory()
-            let outcome = try await HaulBinary.run(["-q", "-o", directory.file("fast.bin").path, server.url("fast.bin")])
+            let outcome = try await HaulBinary.run([
+              "-q", "-o", directory.file("fast.bin").path, server.url("fast.bin"),
+            ])
             try #require(outcome.status == 0, "\(outcome)")
             expectBytes(directory.contents("fast.bin"), equal: body)
             #expect(!directory.exists("fast.bin.part"))
@@ -61,7 +67,10 @@ struct NginxInteropTests {
 
   /// A self-signed certificate: refused by default (exit 5, saying why); `--insecure` downloads
   /// and warns.
-  @Test(.enabled(if: TestEnvironment.executable("/usr/bin/openssl") != nil || TestEnvironment.isCI, "openssl is not installed; skipped"))
+  @Test(
+    .enabled(
+      if: TestEnvironment.executable("/usr/bin/openssl") != nil || TestEnvironment.isCI,
+      "openssl is not installed; skipped"))
   func selfSignedCertificate() async throws {
     let server = try await RealServer.start(.nginx, tls: true)
     let body = TestResource.random(size: 1 << 20, seed: 41)
@@ -73,9 +82,12 @@ struct NginxInteropTests {
     #expect(refused.status == 5, "\(refused)")
     #expect(refused.stderr.contains("haul: TLS failed"), "\(refused)")
     #expect(refused.stderr.contains("--insecure"), "the hint should name the way out: \(refused)")
-    #expect(!directory.exists("tls.bin") && !directory.exists("tls.bin.part") && !directory.exists("tls.bin.haul"))
+    #expect(
+      !directory.exists("tls.bin") && !directory.exists("tls.bin.part") && !directory.exists("tls.bin.haul"))
 
-    let insecure = try await HaulBinary.run(["-q", "--insecure", "-o", target.path, server.httpsURL("tls.bin")])
+    let insecure = try await HaulBinary.run([
+      "-q", "--insecure", "-o", target.path, server.httpsURL("tls.bin"),
+    ])
     #expect(insecure.status == 0, "\(insecure)")
     #expect(insecure.stderr.contains("warning: --insecure"), "\(insecure)")
     expectBytes(directory.contents("tls.bin"), equal: body)
@@ -91,8 +103,12 @@ struct LighttpdInteropTests {
   @Test func fullDownload() async throws { try await InteropChecks.fullDownload(.lighttpd) }
   @Test func segmentedDownload() async throws { try await InteropChecks.segmentedDownload(.lighttpd) }
   @Test func resumeAfterKill() async throws { try await InteropChecks.resumeAfterKill(.lighttpd) }
-  @Test func fileReplacedBetweenRuns() async throws { try await InteropChecks.fileReplacedBetweenRuns(.lighttpd) }
-  @Test func rangeAndIfRangeSemantics() async throws { try await InteropChecks.rangeAndIfRangeSemantics(.lighttpd) }
+  @Test func fileReplacedBetweenRuns() async throws {
+    try await InteropChecks.fileReplacedBetweenRuns(.lighttpd)
+  }
+  @Test func rangeAndIfRangeSemantics() async throws {
+    try await InteropChecks.rangeAndIfRangeSemantics(.lighttpd)
+  }
 
   /// lighttpd answers a range past the end with a bare 416 (no `Content-Range`); a partial that
   /// holds every byte must not depend on that answer: it finishes without a request.
@@ -131,7 +147,9 @@ enum InteropChecks {
     let body = TestResource.random(size: size, seed: 11)
     try server.publish("full.bin", body, modified: firstVersion)
     let directory = try TemporaryDirectory()
-    let outcome = try await HaulBinary.run(["--json", "-o", directory.file("full.bin").path, server.url("full.bin")])
+    let outcome = try await HaulBinary.run([
+      "--json", "-o", directory.file("full.bin").path, server.url("full.bin"),
+    ])
     await server.stop()
     #expect(outcome.status == 0, "\(outcome)")
     expectBytes(directory.contents("full.bin"), equal: body)
@@ -149,7 +167,8 @@ enum InteropChecks {
   ) async throws -> Int64 {
     for _ in 1...3 {
       let first = try HaulBinary.start(arguments)
-      let claimed = try await CrashTrialTests.waitForClaim(in: directory, name: name, process: first, beyond: 1 << 20)
+      let claimed = try await CrashTrialTests.waitForClaim(
+        in: directory, name: name, process: first, beyond: 1 << 20)
       first.signal(SIGKILL)
       if await first.wait().signaled { return claimed }
       try? FileManager.default.removeItem(at: directory.file(name))
@@ -167,18 +186,22 @@ enum InteropChecks {
     try server.publish("slow.bin", body, modified: firstVersion)
     let directory = try TemporaryDirectory()
     // One connection: the checks below follow a single stream's requests in the access log.
-    let arguments = ["--json", "-x", "1", "-o", directory.file("slow.bin").path, server.url("slow.bin", slow: true)]
+    let arguments = [
+      "--json", "-x", "1", "-o", directory.file("slow.bin").path, server.url("slow.bin", slow: true),
+    ]
 
     let claimed = try await killMidDownload(arguments, name: "slow.bin", in: directory, server: server)
     let claim = try CrashTrialTests.checkDurableClaim(
       in: directory, name: "slow.bin", source: body, etag: nil, context: "\(kind) after the kill")
     #expect(claim >= claimed && claim > 0)
-    let etag = try #require(try Sidecar.read(directory.file("slow.bin.haul").path)?.body.etag, "\(kind) sent no ETag")
+    let etag = try #require(
+      try Sidecar.read(directory.file("slow.bin.haul").path)?.body.etag, "\(kind) sent no ETag")
 
     let second = try await HaulBinary.run(arguments)
     await server.stop()
     #expect(second.status == 0, "\(second)")
-    expectBytes(directory.contents("slow.bin"), equal: body, "\(kind): the resumed file differs from the source")
+    expectBytes(
+      directory.contents("slow.bin"), equal: body, "\(kind): the resumed file differs from the source")
     expectOnlyResult(in: directory, name: "slow.bin")
     #expect(second.event("started")?["resumed_from"] == String(claim))
     #expect(second.event("completed")?["received"] == String(Int64(size) - claim), "\(second)")
@@ -190,7 +213,9 @@ enum InteropChecks {
     #expect(log[1].status == 206, "\(log[1])")
     #expect(log[1].range == "bytes=\(claim)-")
     #expect(log[1].ifRange.map { unescape($0) } == etag, "\(log[1])")
-    print("\(kind): killed at \(claim) of \(size) bytes durable; resumed with 206; sent \(log.map(\.bodyBytes).reduce(0, +)) bytes in all")
+    print(
+      "\(kind): killed at \(claim) of \(size) bytes durable; resumed with 206; sent \(log.map(\.bodyBytes).reduce(0, +)) bytes in all"
+    )
   }
 
   /// The file changes on the server between runs (new ETag): the resume's If-Range no longer
@@ -202,7 +227,9 @@ enum InteropChecks {
     let new = TestResource.random(size: size, seed: 14)  // same size: only the validator tells them apart
     try server.publish("moving.bin", old, modified: firstVersion)
     let directory = try TemporaryDirectory()
-    let arguments = ["--json", "-x", "1", "-o", directory.file("moving.bin").path, server.url("moving.bin", slow: true)]
+    let arguments = [
+      "--json", "-x", "1", "-o", directory.file("moving.bin").path, server.url("moving.bin", slow: true),
+    ]
 
     _ = try await killMidDownload(arguments, name: "moving.bin", in: directory, server: server)
     let claim = try CrashTrialTests.checkDurableClaim(
@@ -240,12 +267,14 @@ enum InteropChecks {
     #expect(!etag.hasPrefix("W/"), "\(kind) sent a weak ETag, which If-Range cannot use")
     let connection = try RawHTTPConnection(port: server.port)
 
-    let matching = try connection.request(path: "/r.bin", headers: [("Range", "bytes=1000-"), ("If-Range", etag)])
+    let matching = try connection.request(
+      path: "/r.bin", headers: [("Range", "bytes=1000-"), ("If-Range", etag)])
     #expect(matching.status == 206)
     #expect(matching.header("Content-Range") == "bytes 1000-99999/100000")
     expectBytes(matching.body, equal: body[1000...])
 
-    let stale = try connection.request(path: "/r.bin", headers: [("Range", "bytes=1000-"), ("If-Range", "\"not-the-etag\"")])
+    let stale = try connection.request(
+      path: "/r.bin", headers: [("Range", "bytes=1000-"), ("If-Range", "\"not-the-etag\"")])
     #expect(stale.status == 200)
     expectBytes(stale.body, equal: body)
 

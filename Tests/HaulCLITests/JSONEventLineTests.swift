@@ -72,7 +72,8 @@ struct JSONEventLineTests {
     #expect(object["event"] as? String == "completed")
     #expect(object["sha256"] is NSNull)
     let hashed = DownloadResult(
-      file: result.file, totalBytes: 1, bytesReceived: 1, resumedFrom: 0, finalURL: "u", wasAlreadyComplete: false,
+      file: result.file, totalBytes: 1, bytesReceived: 1, resumedFrom: 0, finalURL: "u",
+      wasAlreadyComplete: false,
       remoteChanged: false, duration: 0, sha256: "00ff")
     #expect(try decode(JSONEventLine.encode(.completed(hashed)))["sha256"] as? String == "00ff")
     #expect(object["file"] as? String == "/tmp/dl/ubuntu.iso")

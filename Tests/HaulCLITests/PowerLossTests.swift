@@ -33,9 +33,12 @@ struct PowerLossTests {
     let server = try TestServer()
     server.setResource(
       "/file.bin",
-      TestResource(body: body, etag: "\"p\(seed)\"", faults: TestFaults(dropAfterBytes: dropAt, dropTimes: 1)))
+      TestResource(body: body, etag: "\"p\(seed)\"", faults: TestFaults(dropAfterBytes: dropAt, dropTimes: 1))
+    )
     let directory = try TemporaryDirectory()
-    let first = try await HaulBinary.run(["-q", "-x", "1", "--retries", "1", "-o", directory.file("file.bin").path, server.url("/file.bin")])
+    let first = try await HaulBinary.run([
+      "-q", "-x", "1", "--retries", "1", "-o", directory.file("file.bin").path, server.url("/file.bin"),
+    ])
     try #require(first.status == 4, "the first run should give up on the dropped connection: \(first)")
     let claim = try CrashTrialTests.checkDurableClaim(
       in: directory, name: "file.bin", source: body, etag: "\"p\(seed)\"", context: "after the drop")
@@ -47,7 +50,9 @@ struct PowerLossTests {
   static func finish(_ download: Interrupted) async throws -> ProcessOutcome {
     let outcome = try await HaulBinary.run(["--json", "-x", "1", "-o", download.target.path, download.url])
     #expect(outcome.status == 0, "\(outcome)")
-    expectBytes(download.directory.contents("file.bin"), equal: download.body, "the finished file differs from the source")
+    expectBytes(
+      download.directory.contents("file.bin"), equal: download.body,
+      "the finished file differs from the source")
     expectOnlyResult(in: download.directory, name: "file.bin")
     return outcome
   }
@@ -84,7 +89,8 @@ struct PowerLossTests {
     // Blocks that reached the disk without the state that would claim them, half of them garbled.
     let claim = Int(download.claim)
     try Self.overwrite(download.part, at: claim, with: TestResource.random(size: 600_000, seed: 99))
-    try Self.overwrite(download.part, at: claim + 600_000, with: Array(download.body[(claim + 600_000)..<(claim + 900_000)]))
+    try Self.overwrite(
+      download.part, at: claim + 600_000, with: Array(download.body[(claim + 600_000)..<(claim + 900_000)]))
     let outcome = try await Self.finish(download)
     #expect(outcome.event("started")?["resumed_from"] == String(claim))
   }
@@ -110,7 +116,8 @@ struct PowerLossTests {
     // A sidecar whose checksum no longer matches (a torn write the file system let through).
     let sidecar = download.directory.file("file.bin.haul")
     var text = try String(contentsOf: sidecar, encoding: .utf8)
-    text = text.replacingOccurrences(of: "\"ranges\":[{\"end\":\(download.claim)", with: "\"ranges\":[{\"end\":\(download.claim + 1000)")
+    text = text.replacingOccurrences(
+      of: "\"ranges\":[{\"end\":\(download.claim)", with: "\"ranges\":[{\"end\":\(download.claim + 1000)")
     try #require(text.contains("\(download.claim + 1000)"), "could not alter the sidecar: \(text)")
     try text.write(to: sidecar, atomically: false, encoding: .utf8)
     let outcome = try await Self.finish(download)

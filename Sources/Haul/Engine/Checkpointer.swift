@@ -37,7 +37,9 @@ final class Checkpointer: Sendable {
     guard startWorker else { return }
     queue.async { [self] in
       while let state = takePending() {
-        do throws(HaulError) { try persist(state) } catch { pending.withLock { $0.failure = $0.failure ?? error } }
+        do throws(HaulError) { try persist(state) } catch {
+          pending.withLock { $0.failure = $0.failure ?? error }
+        }
       }
     }
   }

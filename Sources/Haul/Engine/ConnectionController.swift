@@ -37,7 +37,8 @@ struct ConnectionController: Sendable, Equatable {
   ///   - open: connections currently transferring (a window starts only once all wanted ones are open).
   ///   - rangesSupported: whether the server has served a range; without, one connection.
   ///   - maximumUseful: how many connections the bytes left can keep busy.
-  mutating func update(now: UInt64, bytes: Int64, open: Int, rangesSupported: Bool, maximumUseful: Int) -> Int {
+  mutating func update(now: UInt64, bytes: Int64, open: Int, rangesSupported: Bool, maximumUseful: Int) -> Int
+  {
     guard rangesSupported else { return 1 }
     let useful = max(1, maximumUseful)
     switch mode {

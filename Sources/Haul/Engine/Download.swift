@@ -52,7 +52,8 @@ public final class Download: Sendable {
     self.options = options
     self.transport = transport
     try Self.validate(options)
-    (events, continuation) = AsyncStream.makeStream(of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(4096))
+    (events, continuation) = AsyncStream.makeStream(
+      of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(4096))
   }
 
   private static func validate(_ options: DownloadOptions) throws(HaulError) {

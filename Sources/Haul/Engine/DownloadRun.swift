@@ -133,7 +133,8 @@ final class DownloadRun: Sendable {
     self.rateLimiter = options.rateLimit.map { RateLimiter(bytesPerSecond: $0) }
     let mode: ConnectionController.Mode =
       options.connections.map { .fixed($0) } ?? .automatic(cap: DownloadOptions.automaticConnectionCap)
-    self.shared = Locked(Shared(state: ResumeState(url: recordedURL), controller: ConnectionController(mode: mode)))
+    self.shared = Locked(
+      Shared(state: ResumeState(url: recordedURL), controller: ConnectionController(mode: mode)))
   }
 
   // MARK: - The retry loop
@@ -180,7 +181,9 @@ final class DownloadRun: Sendable {
           afterFailures: failures, retryAfter: retryAfter, jitter: Double.random(in: 0...1))
         emit(
           .retrying(
-            RetryNotice(attempt: failures, maxAttempts: policy.maxAttemptsWithoutProgress, delay: delay, reason: error)))
+            RetryNotice(
+              attempt: failures, maxAttempts: policy.maxAttemptsWithoutProgress, delay: delay, reason: error))
+        )
         await control.sleep(seconds: delay)
       case .failed(let error):
         try? flushCheckpoint()
@@ -251,7 +254,9 @@ final class DownloadRun: Sendable {
     }
     let name = FileNameSanitizer.name(fromURL: url) ?? "index.html"
     let candidate = DownloadPaths(directory: directory, name: name)
-    if let record = FinishedFileRecord.read(at: candidate.target), record.url == recordedURL { return candidate }
+    if let record = FinishedFileRecord.read(at: candidate.target), record.url == recordedURL {
+      return candidate
+    }
     return nil
   }
 
@@ -351,7 +356,8 @@ final class DownloadRun: Sendable {
   /// Runs connections until all have ended: the lead, plus those the controller adds.
   private func round(leading plan: ConnectionPlan) async -> AttemptOutcome {
     let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "haul.connections"))
-    let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<AttemptOutcome, Never>) in
+    let outcome = await withCheckedContinuation {
+      (continuation: CheckedContinuation<AttemptOutcome, Never>) in
       let connection: Int = shared.withLock {
         $0.round = Round(continuation: continuation, live: 1)
         $0.roundReceived = 0
@@ -398,7 +404,11 @@ final class DownloadRun: Sendable {
         shared.nextConnection += 1
         shared.round.live += 1
         shared.segmentOf[connection] = segment.id
-        plans.append((connection, .segment(id: segment.id, start: segment.cursor, end: segment.end, total: planner.total)))
+        plans.append(
+          (
+            connection,
+            .segment(id: segment.id, start: segment.cursor, end: segment.end, total: planner.total)
+          ))
       }
       shared.planner = planner
       return plans
@@ -418,7 +428,8 @@ final class DownloadRun: Sendable {
       shared.lastProgress = now
       shared.speed.record(bytes: shared.received, at: now)
       return DownloadProgress(
-        bytes: shared.heldBytes, totalBytes: shared.state.totalBytes, bytesPerSecond: shared.speed.bytesPerSecond,
+        bytes: shared.heldBytes, totalBytes: shared.state.totalBytes,
+        bytesPerSecond: shared.speed.bytesPerSecond,
         connections: max(1, shared.round.live))
     }
     if let progress { emit(.progress(progress)) }
@@ -547,7 +558,9 @@ final class DownloadRun: Sendable {
   /// Same version by ETag, else Last-Modified, else size.
   static func sameVersion(_ held: ResourceIdentity, _ response: ResourceIdentity) -> Bool {
     if let tag = held.etag, let other = response.etag { return tag == other }
-    if let date = held.lastModified, let other = response.lastModified { return date == other && held.totalBytes == response.totalBytes }
+    if let date = held.lastModified, let other = response.lastModified {
+      return date == other && held.totalBytes == response.totalBytes
+    }
     return held.totalBytes != nil && held.totalBytes == response.totalBytes
   }
 
@@ -572,10 +585,12 @@ final class DownloadRun: Sendable {
     let announced = Dictionary(
       uniqueKeysWithValues: ServerDigests.wholeFile(head).map { ($0.key.rawValue, $0.value) })
     let minimumSplit = self.minimumSplit
-    let acceptsRanges = response.status == 206 || (head.headers["Accept-Ranges"]?.lowercased().contains("bytes") ?? false)
+    let acceptsRanges =
+      response.status == 206 || (head.headers["Accept-Ranges"]?.lowercased().contains("bytes") ?? false)
     let (target, fresh, state, resumedFrom, others, announce):
       (OpenTarget?, Bool, ResumeState, Int64, [any TransferHandle], Bool) = shared.withLock { shared in
-        let fresh = replacing || (offset == 0 && shared.heldBytes == 0 && shared.planner?.active.count ?? 0 <= 1)
+        let fresh =
+          replacing || (offset == 0 && shared.heldBytes == 0 && shared.planner?.active.count ?? 0 <= 1)
         var others: [any TransferHandle] = []
         if fresh {
           shared.state = ResumeState(
@@ -597,10 +612,13 @@ final class DownloadRun: Sendable {
           shared.resumedFrom = 0
           if replacing { shared.rangesSupported = false }
           others = shared.round.handles.filter { $0.key != connection }.map(\.value)
-        } else if shared.state.totalBytes == nil, let total = identity.totalBytes, shared.streamOwner == connection {
+        } else if shared.state.totalBytes == nil, let total = identity.totalBytes,
+          shared.streamOwner == connection
+        {
           // A resumed stream learns the size: from now on it is a plan with one segment.
           shared.state.totalBytes = total
-          var planner = SegmentPlanner(total: total, held: [ByteRange(start: 0, end: offset)], minimumSplit: minimumSplit)
+          var planner = SegmentPlanner(
+            total: total, held: [ByteRange(start: 0, end: offset)], minimumSplit: minimumSplit)
           shared.segmentOf[connection] = planner.open(offset, total).id
           shared.planner = planner
           shared.streamOwner = nil
@@ -741,7 +759,9 @@ final class DownloadRun: Sendable {
     if let (continuation, outcome) = finished { continuation.resume(returning: outcome) }
   }
 
-  private func classify(_ connection: Int, verdict: ConnectionVerdict?, failure: TransportFailure?) -> ConnectionVerdict {
+  private func classify(_ connection: Int, verdict: ConnectionVerdict?, failure: TransportFailure?)
+    -> ConnectionVerdict
+  {
     if let verdict { return verdict }
     guard let failure else {
       // A whole response: a stream of unknown size ends here; a segment may have come up short.
@@ -752,7 +772,9 @@ final class DownloadRun: Sendable {
         shared.withLock { if $0.state.totalBytes == nil { $0.state.totalBytes = written } }
         return total == nil || total == written
           ? .final(.completed)
-          : .transient(HaulError(.network, "the connection ended after \(written) of \(total ?? 0) bytes"), retryAfter: nil)
+          : .transient(
+            HaulError(.network, "the connection ended after \(written) of \(total ?? 0) bytes"),
+            retryAfter: nil)
       }
       return .segmentFull
     }
@@ -778,13 +800,16 @@ final class DownloadRun: Sendable {
     case .connect: HaulError(.network, "cannot connect: \(failure.message)", underlying: failure)
     case .interrupted: HaulError(.network, "the connection broke: \(failure.message)", underlying: failure)
     case .timedOut:
-      HaulError(.network, "timed out: \(failure.message)", hint: "raise --timeout for slow servers", underlying: failure)
+      HaulError(
+        .network, "timed out: \(failure.message)", hint: "raise --timeout for slow servers",
+        underlying: failure)
     case .tls:
       HaulError(
         .tls, "TLS failed: \(failure.message)",
         hint: "the server's certificate could not be verified; --insecure skips the check (unsafe)",
         underlying: failure)
-    case .tooManyRedirects: HaulError(.protocol, "too many redirects: \(failure.message)", underlying: failure)
+    case .tooManyRedirects:
+      HaulError(.protocol, "too many redirects: \(failure.message)", underlying: failure)
     case .badURL: HaulError(.invalidInput, "unusable URL: \(failure.message)", underlying: failure)
     case .malformedResponse:
       HaulError(.protocol, "the server's reply is not valid HTTP: \(failure.message)", underlying: failure)
@@ -818,8 +843,11 @@ final class DownloadRun: Sendable {
   /// Sync, stamp, rename into place, drop the sidecar.
   private func finish(started: UInt64) throws(HaulError) -> DownloadResult {
     let (target, state, received, resumedFrom, finalURL, speed, hasher) = shared.withLock {
-      ($0.target, $0.snapshot, $0.received, $0.resumedFrom ?? 0, $0.finalURL ?? $0.state.finalURL ?? recordedURL,
-       $0.speed.bytesPerSecond, $0.hasher)
+      (
+        $0.target, $0.snapshot, $0.received, $0.resumedFrom ?? 0,
+        $0.finalURL ?? $0.state.finalURL ?? recordedURL,
+        $0.speed.bytesPerSecond, $0.hasher
+      )
     }
     guard let target else { throw HaulError(.generic, "internal: finished without a file") }
     let total = state.totalBytes ?? state.contiguousBytes
@@ -839,7 +867,8 @@ final class DownloadRun: Sendable {
       try FileIO.rename(target.paths.part, to: target.paths.target)
       try FileIO.remove(target.paths.state)
     } catch {
-      throw HaulError(.fileSystem, FileErrorText.describe(error, path: target.paths.target), underlying: error)
+      throw HaulError(
+        .fileSystem, FileErrorText.describe(error, path: target.paths.target), underlying: error)
     }
     FileIO.syncDirectory(target.paths.directory)
     let result = DownloadResult(
@@ -858,9 +887,13 @@ final class DownloadRun: Sendable {
     _ hasher: PrefixHasher, part: PartFile, total: Int64, announced: [String: String]
   ) throws(HaulError) -> String {
     var expected: [(Checksum.Algorithm, String, String)] = []
-    if let checksum = options.checksum { expected.append((checksum.algorithm, checksum.hex, "the expected checksum")) }
+    if let checksum = options.checksum {
+      expected.append((checksum.algorithm, checksum.hex, "the expected checksum"))
+    }
     for (name, hex) in announced.sorted(by: { $0.key < $1.key }) {
-      if let algorithm = Checksum.Algorithm(rawValue: name) { expected.append((algorithm, hex, "the server's digest")) }
+      if let algorithm = Checksum.Algorithm(rawValue: name) {
+        expected.append((algorithm, hex, "the server's digest"))
+      }
     }
     let digests = try hasher.finish(part: part, total: total, algorithms: Set(expected.map(\.0)))
     for (algorithm, hex, source) in expected where digests[algorithm] != hex {
@@ -927,7 +960,8 @@ private final class ConnectionSink: TransferSink {
   }
 
   func transferDidReceiveHead(_ head: ResponseHead) -> BodyDisposition {
-    let (disposition, verdict) = run.receiveHead(head, connection: connection, plan: plan, sentRange: sentRange)
+    let (disposition, verdict) = run.receiveHead(
+      head, connection: connection, plan: plan, sentRange: sentRange)
     if let verdict { self.verdict.withLock { $0 = verdict } }
     return disposition
   }

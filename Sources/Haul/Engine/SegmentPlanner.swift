@@ -29,7 +29,8 @@ struct SegmentPlanner: Sendable, Equatable {
     self.total = total
     self.minimumSplit = max(1, minimumSplit)
     self.nextID = firstID
-    self.held = ByteRanges.normalized(held.map { ByteRange(start: max(0, $0.start), end: min(total, $0.end)) })
+    self.held = ByteRanges.normalized(
+      held.map { ByteRange(start: max(0, $0.start), end: min(total, $0.end)) })
   }
 
   /// Bytes written: held plus the written part of every active segment.
@@ -80,7 +81,8 @@ struct SegmentPlanner: Sendable, Equatable {
   /// Reserves up to `count` bytes at the segment's cursor for a write about to happen, so no
   /// other connection can be given them; returns where to write and how many (0 at its end).
   mutating func reserve(_ id: Int, upTo count: Int64) -> (offset: Int64, count: Int64)? {
-    guard let index = active.firstIndex(where: { $0.id == id }), active[index].reserved == active[index].cursor
+    guard let index = active.firstIndex(where: { $0.id == id }),
+      active[index].reserved == active[index].cursor
     else { return nil }
     let allowed = max(0, min(count, active[index].end - active[index].cursor))
     active[index].reserved += allowed
@@ -90,7 +92,11 @@ struct SegmentPlanner: Sendable, Equatable {
   /// Marks the reserved bytes written (`succeeded`) or gives them back.
   mutating func commitReservation(_ id: Int, succeeded: Bool) {
     guard let index = active.firstIndex(where: { $0.id == id }) else { return }
-    if succeeded { active[index].cursor = active[index].reserved } else { active[index].reserved = active[index].cursor }
+    if succeeded {
+      active[index].cursor = active[index].reserved
+    } else {
+      active[index].reserved = active[index].cursor
+    }
   }
 
   /// Whether the segment has all its bytes.

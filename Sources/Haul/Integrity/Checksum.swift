@@ -24,7 +24,8 @@ public struct Checksum: Sendable, Equatable, CustomStringConvertible {
 
     /// Accepts aria2c's spelling (`sha-256`) and the common ones (`sha256`, `SHA-256`).
     init?(name: some StringProtocol) {
-      let key = name.lowercased().replacingOccurrences(of: "-", with: "").replacingOccurrences(of: "_", with: "")
+      let key = name.lowercased().replacingOccurrences(of: "-", with: "").replacingOccurrences(
+        of: "_", with: "")
       switch key {
       case "sha256": self = .sha256
       case "sha512": self = .sha512

@@ -26,7 +26,9 @@ final class PrefixHasher {
       fresh[algorithm] = try MessageDigest(algorithm.digest)
     }
     let continuing = hashedUpTo <= total ? streamed : [:]
-    if hashedUpTo > total { for (algorithm, _) in streamed { fresh[algorithm] = try MessageDigest(algorithm.digest) } }
+    if hashedUpTo > total {
+      for (algorithm, _) in streamed { fresh[algorithm] = try MessageDigest(algorithm.digest) }
+    }
     let resumeAt = continuing.isEmpty ? total : hashedUpTo
     let start = fresh.isEmpty ? resumeAt : 0
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -35,7 +37,8 @@ final class PrefixHasher {
       let wanted = Int(min(Int64(buffer.count), total - position))
       let read: Result<Int, SystemError> = buffer.withUnsafeMutableBytes { raw in
         do throws(SystemError) {
-          return .success(try part.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), at: position))
+          return .success(
+            try part.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), at: position))
         } catch {
           return .failure(error)
         }

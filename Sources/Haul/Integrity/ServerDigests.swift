@@ -8,7 +8,9 @@ enum ServerDigests {
   static func wholeFile(_ head: ResponseHead) -> [Checksum.Algorithm: String] {
     var found: [Checksum.Algorithm: String] = [:]
     if let legacy = head.headers["Digest"] { found.merge(parseLegacy(legacy)) { new, _ in new } }
-    if head.status == 200, head.headers["Content-Encoding"] == nil, let content = head.headers["Content-Digest"] {
+    if head.status == 200, head.headers["Content-Encoding"] == nil,
+      let content = head.headers["Content-Digest"]
+    {
       found.merge(parseStructured(content)) { new, _ in new }
     }
     if let representation = head.headers["Repr-Digest"] {
@@ -27,7 +29,9 @@ enum ServerDigests {
       }
       let encoded = parts[1].trimmingWhitespace()
       guard encoded.count >= 2, encoded.first == ":", encoded.last == ":" else { continue }
-      if let hex = hex(base64: String(encoded.dropFirst().dropLast()), for: algorithm) { found[algorithm] = hex }
+      if let hex = hex(base64: String(encoded.dropFirst().dropLast()), for: algorithm) {
+        found[algorithm] = hex
+      }
     }
     return found
   }

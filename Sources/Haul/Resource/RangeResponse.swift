@@ -1,3 +1,5 @@
+import Foundation
+
 /// The validators and size of the version of a resource whose bytes we hold.
 struct ResourceIdentity: Equatable, Sendable {
   var totalBytes: Int64?
@@ -31,8 +33,10 @@ struct ResponseSummary: Equatable, Sendable {
   var lastModified: String?
   var retryAfter: RetryAfter?
 
-  init(status: Int, contentRange: ContentRange? = nil, contentLength: Int64? = nil,
-       etag: String? = nil, lastModified: String? = nil, retryAfter: RetryAfter? = nil) {
+  init(
+    status: Int, contentRange: ContentRange? = nil, contentLength: Int64? = nil,
+    etag: String? = nil, lastModified: String? = nil, retryAfter: RetryAfter? = nil
+  ) {
     self.status = status
     self.contentRange = contentRange
     self.contentLength = contentLength
@@ -131,7 +135,8 @@ enum RangeResponse {
         }
         if total < offset {
           return .restart(
-            reason: "the partial file (\(offset) bytes) is longer than the file on the server (\(total) bytes)")
+            reason:
+              "the partial file (\(offset) bytes) is longer than the file on the server (\(total) bytes)")
         }
       }
       return .restart(reason: "the server could not serve the rest of the file (416)")
@@ -188,7 +193,9 @@ enum FinishedFileCheck {
   static func compare(recorded: ResourceIdentity, size: Int64, response: ResponseSummary) -> Verdict {
     switch response.status {
     case 416:
-      if case .unsatisfied(let total)? = response.contentRange { return total == size ? .unchanged : .changed }
+      if case .unsatisfied(let total)? = response.contentRange {
+        return total == size ? .unchanged : .changed
+      }
       return .changed
     case 200, 206:
       let now = response.identity
@@ -205,5 +212,3 @@ enum FinishedFileCheck {
     }
   }
 }
-
-import Foundation

@@ -7,17 +7,20 @@ enum RequestURL {
   static func normalize(_ text: String) throws(HaulError) -> String {
     let trimmed = text.trimmingWhitespace()
     guard let schemeEnd = trimmed.range(of: "://") else {
-      throw HaulError(.invalidInput, "'\(text)' is not a URL", hint: "give a full URL such as https://example.com/file")
+      throw HaulError(
+        .invalidInput, "'\(text)' is not a URL", hint: "give a full URL such as https://example.com/file")
     }
     let scheme = trimmed[..<schemeEnd.lowerBound].lowercased()
     guard scheme == "http" || scheme == "https" else {
-      throw HaulError(.invalidInput, "unsupported URL scheme '\(scheme)'", hint: "haul downloads http:// and https:// URLs")
+      throw HaulError(
+        .invalidInput, "unsupported URL scheme '\(scheme)'", hint: "haul downloads http:// and https:// URLs")
     }
     let rest = trimmed[schemeEnd.upperBound...]
     let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
     let authority = rest[..<authorityEnd]
     let host = authority.split(separator: "@").last.map { String($0) } ?? ""
-    guard !host.isEmpty, !host.hasPrefix(":"), !authority.contains(where: { $0 == " " || $0.isNewline }) else {
+    guard !host.isEmpty, !host.hasPrefix(":"), !authority.contains(where: { $0 == " " || $0.isNewline })
+    else {
       throw HaulError(.invalidInput, "'\(text)' has no usable host name")
     }
     var target = rest[authorityEnd...]
@@ -27,7 +30,8 @@ enum RequestURL {
       if isAllowedRaw(byte) {
         encoded.unicodeScalars.append(Unicode.Scalar(byte))
       } else {
-        encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+        encoded +=
+          "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
       }
     }
     return scheme + "://" + authority + (encoded.isEmpty ? "/" : encoded)

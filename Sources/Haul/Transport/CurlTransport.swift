@@ -309,7 +309,8 @@ private final class CurlTransfer {
       sink.transferDidFinish(
         head: head,
         failure: TransportFailure(
-          kind: .timedOut, message: "no data for \(seconds.formatted()) s", code: Int32(CCURLE_OPERATION_TIMEDOUT)))
+          kind: .timedOut, message: "no data for \(seconds.formatted()) s",
+          code: Int32(CCURLE_OPERATION_TIMEDOUT)))
       return
     case .curl(let result):
       code = result

@@ -1,4 +1,3 @@
-
 /// A byte budget over time (token bucket) shared by all connections of a download.
 /// libcurl's own per-handle limit cannot be shared across connections (and did not hold
 /// here once the write callback did real work), so the transport pauses a transfer itself

@@ -140,7 +140,8 @@ final class ChildProcess: @unchecked Sendable {
 /// Running the built `haul`.
 enum HaulBinary {
   static func start(_ arguments: [String]) throws -> ChildProcess {
-    let binary = try #require(BinaryTests.binary, "the haul executable was not found; build it or set HAUL_BINARY")
+    let binary = try #require(
+      BinaryTests.binary, "the haul executable was not found; build it or set HAUL_BINARY")
     return try ChildProcess.start(binary, arguments)
   }
 
@@ -189,7 +190,9 @@ enum TestEnvironment {
     address.sin_port = 0
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
     }
     guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -245,8 +248,12 @@ struct Sidecar {
   static func read(_ path: String) throws -> Sidecar? {
     guard let data = FileManager.default.contents(atPath: path) else { return nil }
     let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-    guard lines.count == 4, lines[3].isEmpty else { throw Malformed(description: "the sidecar \(path) is not three lines") }
-    guard lines[0] == "haul-state 1" else { throw Malformed(description: "unexpected sidecar header '\(lines[0])'") }
+    guard lines.count == 4, lines[3].isEmpty else {
+      throw Malformed(description: "the sidecar \(path) is not three lines")
+    }
+    guard lines[0] == "haul-state 1" else {
+      throw Malformed(description: "unexpected sidecar header '\(lines[0])'")
+    }
     guard lines[2].hasPrefix("sha256 "), lines[2].count == 7 + 64 else {
       throw Malformed(description: "no sha256 line in the sidecar \(path)")
     }
@@ -293,7 +300,8 @@ func expectBytes(
   sourceLocation: SourceLocation = #_sourceLocation
 ) {
   guard let actual else {
-    Issue.record("\(comment.isEmpty ? "" : comment + ": ")the file is missing", sourceLocation: sourceLocation)
+    Issue.record(
+      "\(comment.isEmpty ? "" : comment + ": ")the file is missing", sourceLocation: sourceLocation)
     return
   }
   expectBytes(actual, equal: expected, comment, sourceLocation: sourceLocation)

@@ -48,7 +48,9 @@ final class RealServer: Sendable {
 
   var root: URL { prefix.file("root") }
 
-  private init(kind: Kind, prefix: TemporaryDirectory, port: Int, slowPort: Int, tlsPort: Int?, process: ChildProcess) {
+  private init(
+    kind: Kind, prefix: TemporaryDirectory, port: Int, slowPort: Int, tlsPort: Int?, process: ChildProcess
+  ) {
     self.kind = kind
     self.prefix = prefix
     self.port = port
@@ -57,14 +59,16 @@ final class RealServer: Sendable {
     self.process = process
   }
 
-  static let templates = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+  static let templates = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Interop")
 
   /// Starts the server; with `tls`, an HTTPS server too (nginx only), with a self-signed
   /// certificate for 127.0.0.1 made by the `openssl` command.
   static func start(_ kind: Kind, tls: Bool = false) async throws -> RealServer {
     let binary = try #require(
-      kind.binary, "\(kind) is not installed (Debian: apt-get install \(kind == .nginx ? "nginx-light" : "lighttpd"))")
+      kind.binary,
+      "\(kind) is not installed (Debian: apt-get install \(kind == .nginx ? "nginx-light" : "lighttpd"))")
     precondition(!tls || kind == .nginx, "only the nginx configuration has an HTTPS server")
     let prefix = try TemporaryDirectory()
     let fileManager = FileManager.default
@@ -79,7 +83,8 @@ final class RealServer: Sendable {
       let port = try TestEnvironment.freePort()
       let slowPort = try TestEnvironment.freePort()
       let tlsPort = tls ? try TestEnvironment.freePort() : nil
-      var config = template
+      var config =
+        template
         .replacingOccurrences(of: "@PREFIX@", with: prefix.url.path)
         .replacingOccurrences(of: "@ROOT@", with: prefix.file("root").path)
         .replacingOccurrences(of: "@PORT@", with: String(port))
@@ -92,7 +97,10 @@ final class RealServer: Sendable {
       let arguments: [String] =
         switch kind {
         case .nginx:
-          ["-p", prefix.url.path, "-c", configFile.path, "-g", "daemon off; pid \(prefix.url.path)/nginx.pid;"]
+          [
+            "-p", prefix.url.path, "-c", configFile.path, "-g",
+            "daemon off; pid \(prefix.url.path)/nginx.pid;",
+          ]
         case .lighttpd:
           ["-D", "-f", configFile.path]
         }
@@ -100,11 +108,14 @@ final class RealServer: Sendable {
       let ports = [port, slowPort] + (tlsPort.map { [$0] } ?? [])
       // Wait until it listens or exits (no wall-time assertion: a generous deadline only bounds a hang).
       let deadline = ContinuousClock.now + .seconds(30)
-      while process.isRunning, !ports.allSatisfy(TestEnvironment.isListening(port:)), ContinuousClock.now < deadline {
+      while process.isRunning, !ports.allSatisfy(TestEnvironment.isListening(port:)),
+        ContinuousClock.now < deadline
+      {
         try await Task.sleep(for: .milliseconds(20))
       }
       if process.isRunning, ports.allSatisfy(TestEnvironment.isListening(port:)) {
-        return RealServer(kind: kind, prefix: prefix, port: port, slowPort: slowPort, tlsPort: tlsPort, process: process)
+        return RealServer(
+          kind: kind, prefix: prefix, port: port, slowPort: slowPort, tlsPort: tlsPort, process: process)
       }
       process.signal(SIGKILL)
       let outcome = await process.wait()
@@ -136,7 +147,8 @@ final class RealServer: Sendable {
 
   private static func makeCertificate(in prefix: TemporaryDirectory) throws {
     let openssl = try #require(
-      TestEnvironment.executable("/usr/bin/openssl"), "the openssl command is not installed (Debian: openssl)")
+      TestEnvironment.executable("/usr/bin/openssl"), "the openssl command is not installed (Debian: openssl)"
+    )
     let outcome = try TestEnvironment.runTool(
       openssl.path,
       [
@@ -159,7 +171,8 @@ final class RealServer: Sendable {
     let staging = prefix.file("staging-\(name)")
     try Data(bytes).write(to: staging)
     try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: staging.path)
-    try #require(rename(staging.path, root.appendingPathComponent(name).path) == 0, "rename failed: errno \(errno)")
+    try #require(
+      rename(staging.path, root.appendingPathComponent(name).path) == 0, "rename failed: errno \(errno)")
   }
 
   /// Stops the server (logs are complete afterwards).
@@ -211,7 +224,8 @@ final class RealServer: Sendable {
     while try currentETag(name) == old, ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(50))
     }
-    try #require(try currentETag(name) != old, "\(kind) kept the old ETag \(old ?? "none") after the file was replaced")
+    try #require(
+      try currentETag(name) != old, "\(kind) kept the old ETag \(old ?? "none") after the file was replaced")
   }
 
   func errorLog() -> String {
@@ -230,10 +244,13 @@ final class RealServer: Sendable {
     guard quoted.hasPrefix("\""), let rangeEnd = quoted.dropFirst().firstIndex(of: "\"") else { return nil }
     let range = String(quoted[quoted.index(after: quoted.startIndex)..<rangeEnd])
     var ifRange = String(quoted[quoted.index(after: rangeEnd)...]).trimmingCharacters(in: .whitespaces)
-    if ifRange.hasPrefix("\""), ifRange.hasSuffix("\""), ifRange.count >= 2 { ifRange = String(ifRange.dropFirst().dropLast()) }
+    if ifRange.hasPrefix("\""), ifRange.hasSuffix("\""), ifRange.count >= 2 {
+      ifRange = String(ifRange.dropFirst().dropLast())
+    }
     func present(_ value: String) -> String? { value.isEmpty || value == "-" ? nil : value }
     return LogLine(
-      method: String(fields[0]), uri: String(fields[1]), status: status, range: present(range), ifRange: present(ifRange), bodyBytes: bodyBytes,
+      method: String(fields[0]), uri: String(fields[1]), status: status, range: present(range),
+      ifRange: present(ifRange), bodyBytes: bodyBytes,
       description: line)
   }
 }

@@ -47,7 +47,8 @@ import Testing
     minimumSplit: Int64 = 1 << 20, onEvent: (@Sendable (DownloadEvent, Download) -> Void)? = nil
   ) async throws -> Outcome {
     let download = try Download(
-      url: url, to: destination, options: options, transport: try #require(CurlTransport.shared), minimumSplit: minimumSplit)
+      url: url, to: destination, options: options, transport: try #require(CurlTransport.shared),
+      minimumSplit: minimumSplit)
     // The one consumer of the event stream; tests react to events through `onEvent`.
     let collector = Task {
       var events: [DownloadEvent] = []
@@ -69,7 +70,11 @@ import Testing
   /// True the first time only.
   final class Once: Sendable {
     private let done = Mutex(false)
-    func callAsFunction() -> Bool { done.withLock { done in defer { done = true }; return !done } }
+    func callAsFunction() -> Bool {
+      done.withLock { done in
+        defer { done = true }; return !done
+      }
+    }
   }
 
   /// Whether the file holds exactly these bytes (a Bool, so a failure does not print megabytes).
@@ -164,7 +169,10 @@ import Testing
     let server = try TestServer()
     let body = TestResource.random(size: 300_000, seed: 4)
     server.setResource(
-      "/c", TestResource(body: body, etag: Self.etag, faults: TestFaults(dropAfterBytes: 100_000, dropTimes: 2, chunked: true)))
+      "/c",
+      TestResource(
+        body: body, etag: Self.etag, faults: TestFaults(dropAfterBytes: 100_000, dropTimes: 2, chunked: true))
+    )
     let directory = try TemporaryDirectory()
     let outcome = try await Self.run(server.url("/c"), to: .file(directory.file("c")))
     #expect(outcome.error == nil)
@@ -224,7 +232,8 @@ import Testing
       "/download?id=7",
       TestResource(
         body: [1, 2, 3],
-        contentDisposition: "attachment; filename=\"fallback.txt\"; filename*=UTF-8''na%C3%AFve%20r%C3%A9sum%C3%A9.txt"))
+        contentDisposition:
+          "attachment; filename=\"fallback.txt\"; filename*=UTF-8''na%C3%AFve%20r%C3%A9sum%C3%A9.txt"))
     let directory = try TemporaryDirectory()
     let outcome = try await Self.run(server.url("/download?id=7"), to: .directory(directory.url))
     #expect(outcome.value?.file.lastPathComponent == "naïve résumé.txt")
@@ -237,7 +246,9 @@ import Testing
     let directory = try TemporaryDirectory()
     let outcome = try await Self.run(server.url("/x"), to: .directory(directory.url))
     let result = try #require(outcome.value)
-    #expect(result.file.deletingLastPathComponent().standardizedFileURL.path == directory.url.standardizedFileURL.path)
+    #expect(
+      result.file.deletingLastPathComponent().standardizedFileURL.path
+        == directory.url.standardizedFileURL.path)
     #expect(result.file.lastPathComponent == "passwd")
   }
 
@@ -346,9 +357,11 @@ import Testing
     let server = try TestServer()
     let body = TestResource.random(size: 200_000, seed: 11)
     server.setResource(
-      "/get?id=1", TestResource(body: body, etag: Self.etag, contentDisposition: "attachment; filename=report.pdf"))
+      "/get?id=1",
+      TestResource(body: body, etag: Self.etag, contentDisposition: "attachment; filename=report.pdf"))
     let directory = try TemporaryDirectory()
-    try await Self.makePartial(server: server, path: "/get?id=1", file: directory.file("report.pdf"), bytes: 50_000)
+    try await Self.makePartial(
+      server: server, path: "/get?id=1", file: directory.file("report.pdf"), bytes: 50_000)
     server.clearRequests()
     let outcome = try await Self.run(server.url("/get?id=1"), to: .directory(directory.url))
     #expect(outcome.value?.file.lastPathComponent == "report.pdf")
@@ -399,7 +412,8 @@ import Testing
     let directory = try TemporaryDirectory()
     try await Self.makePartial(server: server, path: "/f", file: directory.file("f"), bytes: 100_000)
     let new = TestResource.random(size: 300_000, seed: 16)
-    server.setResource("/f", TestResource(body: new, etag: "\"new\"", faults: TestFaults(ignoreIfRange: true)))
+    server.setResource(
+      "/f", TestResource(body: new, etag: "\"new\"", faults: TestFaults(ignoreIfRange: true)))
     let outcome = try await Self.run(server.url("/f"), to: .file(directory.file("f")))
     do {
       let same = Self.holds(directory.file("f"), new)
@@ -665,7 +679,9 @@ import Testing
   @Test func progressResetsTheRetryBudget() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 600_000, seed: 30)
-    server.setResource("/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(dropAfterBytes: 100_000, dropTimes: 5)))
+    server.setResource(
+      "/f",
+      TestResource(body: body, etag: Self.etag, faults: TestFaults(dropAfterBytes: 100_000, dropTimes: 5)))
     var options = Self.fastOptions()
     options.maxAttemptsWithoutProgress = 2
     let directory = try TemporaryDirectory()
@@ -679,7 +695,8 @@ import Testing
 
   @Test func permanentFailuresStopAtOnceAndLeaveNothing() async throws {
     let server = try TestServer()
-    server.setResource("/secret", TestResource(body: [1], faults: TestFaults(requireAuthorization: "Bearer t")))
+    server.setResource(
+      "/secret", TestResource(body: [1], faults: TestFaults(requireAuthorization: "Bearer t")))
     let directory = try TemporaryDirectory()
     let missing = try await Self.run(server.url("/missing"), to: .directory(directory.url))
     #expect(missing.error?.category == .server)
@@ -691,7 +708,8 @@ import Testing
 
     var options = Self.fastOptions()
     options.headers = [("Authorization", "Bearer t")]
-    let allowed = try await Self.run(server.url("/secret"), to: .file(directory.file("secret")), options: options)
+    let allowed = try await Self.run(
+      server.url("/secret"), to: .file(directory.file("secret")), options: options)
     #expect(allowed.error == nil)
   }
 
@@ -699,7 +717,8 @@ import Testing
     let server = try TestServer()
     let body = TestResource.random(size: 200_000, seed: 31)
     server.setResource(
-      "/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(stallAfterBytes: 50_000, stallTimes: 1)))
+      "/f",
+      TestResource(body: body, etag: Self.etag, faults: TestFaults(stallAfterBytes: 50_000, stallTimes: 1)))
     var options = Self.fastOptions()
     options.stallTimeout = 1
     let directory = try TemporaryDirectory()
@@ -722,7 +741,8 @@ import Testing
     var options = Self.fastOptions()
     options.maxAttemptsWithoutProgress = 2
     let directory = try TemporaryDirectory()
-    let outcome = try await Self.run("http://127.0.0.1:\(port)/f", to: .file(directory.file("f")), options: options)
+    let outcome = try await Self.run(
+      "http://127.0.0.1:\(port)/f", to: .file(directory.file("f")), options: options)
     #expect(outcome.error?.category == .network)
     #expect(outcome.retries.count == 1)
   }
@@ -735,7 +755,8 @@ import Testing
     // the event consumer runs on a busy machine; the stall timeout is long enough not to interfere.
     let body = TestResource.random(size: 2_000_000, seed: 32)
     server.setResource(
-      "/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(stallAfterBytes: 300_000, stallTimes: 1)))
+      "/f",
+      TestResource(body: body, etag: Self.etag, faults: TestFaults(stallAfterBytes: 300_000, stallTimes: 1)))
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
     var options = Self.fastOptions()
@@ -779,7 +800,8 @@ import Testing
     #expect(saved.bytes > 50_000)
     #expect(!Self.exists(file.path))
 
-    let discarded = try await Self.run(server.url("/f"), to: .file(file), options: options) { event, download in
+    let discarded = try await Self.run(server.url("/f"), to: .file(file), options: options) {
+      event, download in
       if case .progress = event { download.cancel(keepPartial: false) }
     }
     #expect(discarded.error?.category == .interrupted)
@@ -805,8 +827,12 @@ import Testing
   }
 
   @Test func rejectsBadInputBeforeAnyNetwork() {
-    #expect(throws: HaulError.self) { try Download(url: "ftp://x/y", to: .directory(URL(fileURLWithPath: "."))) }
-    #expect(throws: HaulError.self) { try Download(url: "not a url", to: .directory(URL(fileURLWithPath: "."))) }
+    #expect(throws: HaulError.self) {
+      try Download(url: "ftp://x/y", to: .directory(URL(fileURLWithPath: ".")))
+    }
+    #expect(throws: HaulError.self) {
+      try Download(url: "not a url", to: .directory(URL(fileURLWithPath: ".")))
+    }
     var options = DownloadOptions()
     options.headers = [("Range", "bytes=0-")]
     #expect(throws: HaulError.self) {

@@ -6,7 +6,8 @@ import Testing
   static func range(_ start: Int64, _ end: Int64) -> ByteRange { ByteRange(start: start, end: end) }
 
   @Test func firstClaimTakesTheFirstGap() throws {
-    var planner = SegmentPlanner(total: 1000, held: [Self.range(0, 100), Self.range(500, 600)], minimumSplit: 10)
+    var planner = SegmentPlanner(
+      total: 1000, held: [Self.range(0, 100), Self.range(500, 600)], minimumSplit: 10)
     let firstClaimed = planner.claim()
 
     let first = try #require(firstClaimed)
@@ -102,7 +103,8 @@ import Testing
   }
 
   @Test func heldRangesAreClampedAndMerged() {
-    let planner = SegmentPlanner(total: 100, held: [Self.range(50, 200), Self.range(0, 10), Self.range(10, 20)])
+    let planner = SegmentPlanner(
+      total: 100, held: [Self.range(50, 200), Self.range(0, 10), Self.range(10, 20)])
     #expect(planner.held == [Self.range(0, 20), Self.range(50, 100)])
   }
 
@@ -115,7 +117,8 @@ import Testing
   }
 
   @Test func rangeArithmetic() {
-    #expect(ByteRanges.normalized([Self.range(5, 5), Self.range(3, 4), Self.range(0, 3)]) == [Self.range(0, 4)])
+    #expect(
+      ByteRanges.normalized([Self.range(5, 5), Self.range(3, 4), Self.range(0, 3)]) == [Self.range(0, 4)])
     #expect(
       ByteRanges.subtract([Self.range(10, 20), Self.range(30, 40)], from: Self.range(0, 50))
         == [Self.range(0, 10), Self.range(20, 30), Self.range(40, 50)])
@@ -125,7 +128,9 @@ import Testing
 
 @Suite struct ConnectionControllerTests {
   /// Feeds windows in which each connection delivers `perConnection` bytes per second, up to `link`.
-  static func simulate(_ controller: inout ConnectionController, perConnection: Double, link: Double, windows: Int) -> [Int] {
+  static func simulate(
+    _ controller: inout ConnectionController, perConnection: Double, link: Double, windows: Int
+  ) -> [Int] {
     var now: UInt64 = 1_000_000_000
     var bytes: Int64 = 0
     var counts: [Int] = []

@@ -19,7 +19,8 @@ import Testing
     _ url: String, to file: URL, options: DownloadOptions,
     onEvent: (@Sendable (DownloadEvent, Download) -> Void)? = nil
   ) async throws -> DownloadTests.Outcome {
-    try await DownloadTests.run(url, to: .file(file), options: options, minimumSplit: 64 << 10, onEvent: onEvent)
+    try await DownloadTests.run(
+      url, to: .file(file), options: options, minimumSplit: 64 << 10, onEvent: onEvent)
   }
 
   static func connectionsSeen(_ events: [DownloadEvent]) -> Int {
@@ -29,9 +30,11 @@ import Testing
   @Test func fourConnectionsProduceExactBytes() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 4_000_000, seed: 40)
-    server.setResource("/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(bytesPerSecond: 4_000_000)))
+    server.setResource(
+      "/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(bytesPerSecond: 4_000_000)))
     let directory = try TemporaryDirectory()
-    let outcome = try await Self.run(server.url("/f"), to: directory.file("f"), options: Self.options(connections: 4))
+    let outcome = try await Self.run(
+      server.url("/f"), to: directory.file("f"), options: Self.options(connections: 4))
     #expect(outcome.error == nil)
     do {
       let same = DownloadTests.holds(directory.file("f"), body)
@@ -47,9 +50,11 @@ import Testing
   @Test func automaticModeAddsConnectionsOnAThrottledServer() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 6_000_000, seed: 41)
-    server.setResource("/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(bytesPerSecond: 1_000_000)))
+    server.setResource(
+      "/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(bytesPerSecond: 1_000_000)))
     let directory = try TemporaryDirectory()
-    let outcome = try await Self.run(server.url("/f"), to: directory.file("f"), options: Self.options(connections: nil))
+    let outcome = try await Self.run(
+      server.url("/f"), to: directory.file("f"), options: Self.options(connections: nil))
     do {
       let same = DownloadTests.holds(directory.file("f"), body)
       #expect(same, "file bytes differ")
@@ -63,7 +68,8 @@ import Testing
     let body = TestResource.random(size: 2_000_000, seed: 42)
     server.setResource("/f", TestResource(body: body, etag: Self.etag, faults: TestFaults(ignoreRange: true)))
     let directory = try TemporaryDirectory()
-    let outcome = try await Self.run(server.url("/f"), to: directory.file("f"), options: Self.options(connections: 8))
+    let outcome = try await Self.run(
+      server.url("/f"), to: directory.file("f"), options: Self.options(connections: 8))
     #expect(outcome.error == nil)
     do {
       let same = DownloadTests.holds(directory.file("f"), body)
@@ -81,7 +87,8 @@ import Testing
         body: body, etag: Self.etag,
         faults: TestFaults(dropAfterBytes: 200_000, dropTimes: 4, bytesPerSecond: 4_000_000)))
     let directory = try TemporaryDirectory()
-    let outcome = try await Self.run(server.url("/f"), to: directory.file("f"), options: Self.options(connections: 4))
+    let outcome = try await Self.run(
+      server.url("/f"), to: directory.file("f"), options: Self.options(connections: 4))
     #expect(outcome.error == nil)
     do {
       let same = DownloadTests.holds(directory.file("f"), body)
@@ -94,9 +101,11 @@ import Testing
     let body = TestResource.random(size: 2_000_000, seed: 44)
     server.setResource(
       "/f",
-      TestResource(body: body, etag: Self.etag, faults: TestFaults(contentRangeShift: 100, bytesPerSecond: 4_000_000)))
+      TestResource(
+        body: body, etag: Self.etag, faults: TestFaults(contentRangeShift: 100, bytesPerSecond: 4_000_000)))
     let directory = try TemporaryDirectory()
-    let outcome = try await Self.run(server.url("/f"), to: directory.file("f"), options: Self.options(connections: 4))
+    let outcome = try await Self.run(
+      server.url("/f"), to: directory.file("f"), options: Self.options(connections: 4))
     #expect(outcome.error == nil)
     do {
       let same = DownloadTests.holds(directory.file("f"), body)

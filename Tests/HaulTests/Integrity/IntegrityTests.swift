@@ -56,11 +56,13 @@ import Testing
     var options = DownloadTests.fastOptions()
     options.connections = connections
     options.checksum = try Checksum(parsing: "sha-256=\(Self.hex(body))")
-    let good = try await DownloadTests.run(server.url("/good"), to: .file(directory.file("good")), options: options)
+    let good = try await DownloadTests.run(
+      server.url("/good"), to: .file(directory.file("good")), options: options)
     #expect(good.error == nil)
     let same = DownloadTests.holds(directory.file("good"), body)
     #expect(same)
-    let bad = try await DownloadTests.run(server.url("/bad"), to: .file(directory.file("bad")), options: options)
+    let bad = try await DownloadTests.run(
+      server.url("/bad"), to: .file(directory.file("bad")), options: options)
     Self.expectRejected(bad, file: directory.file("bad"))
   }
 
@@ -73,7 +75,8 @@ import Testing
     var options = DownloadTests.fastOptions()
     options.checksum = try Checksum(parsing: "\(name)=\(Self.hex(body, algorithm).uppercased())")
     let directory = try TemporaryDirectory()
-    let outcome = try await DownloadTests.run(server.url("/f"), to: .file(directory.file("f")), options: options)
+    let outcome = try await DownloadTests.run(
+      server.url("/f"), to: .file(directory.file("f")), options: options)
     #expect(outcome.error == nil)
   }
 
@@ -134,12 +137,17 @@ import Testing
   }
 
   @Test func checksumParsing() throws {
-    #expect(try Checksum(parsing: "SHA256=\(String(repeating: "A", count: 64))").hex == String(repeating: "a", count: 64))
+    #expect(
+      try Checksum(parsing: "SHA256=\(String(repeating: "A", count: 64))").hex
+        == String(repeating: "a", count: 64))
     #expect(throws: HaulError.self) { try Checksum(parsing: "sha-256=abc") }
     #expect(throws: HaulError.self) { try Checksum(parsing: "crc32=deadbeef") }
     #expect(throws: HaulError.self) { try Checksum(parsing: "no-equals") }
-    #expect(ServerDigests.parseStructured("sha-256=:\(Self.base64([1])):, md5=:bad:")[.sha256] == Self.hex([1]))
-    #expect(ServerDigests.parseLegacy("MD5=\(Self.base64([1], .md5)), SHA-256=\(Self.base64([1]))")[.md5] == Self.hex([1], .md5))
+    #expect(
+      ServerDigests.parseStructured("sha-256=:\(Self.base64([1])):, md5=:bad:")[.sha256] == Self.hex([1]))
+    #expect(
+      ServerDigests.parseLegacy("MD5=\(Self.base64([1], .md5)), SHA-256=\(Self.base64([1]))")[.md5]
+        == Self.hex([1], .md5))
     #expect(ServerDigests.parseStructured("sha-256=:AAAA:").isEmpty)
   }
 }

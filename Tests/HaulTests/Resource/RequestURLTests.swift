@@ -16,7 +16,9 @@ import Testing
     #expect(try RequestURL.normalize(input) == expected)
   }
 
-  @Test(arguments: ["", "h/x", "ftp://h/x", "file:///etc/passwd", "http:///x", "http://:80/x", "http://a b/x"])
+  @Test(arguments: [
+    "", "h/x", "ftp://h/x", "file:///etc/passwd", "http:///x", "http://:80/x", "http://a b/x",
+  ])
   func rejects(input: String) {
     #expect(throws: HaulError.self) { try RequestURL.normalize(input) }
   }

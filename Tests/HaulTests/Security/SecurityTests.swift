@@ -162,7 +162,9 @@ import Testing
   @Test func urlPasswordIsNotWrittenToTheStateFile() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 200_000, seed: 14)
-    server.setResource("/f", TestResource(body: body, etag: "\"v1\"", faults: TestFaults(dropAfterBytes: 50_000, dropTimes: 1)))
+    server.setResource(
+      "/f", TestResource(body: body, etag: "\"v1\"", faults: TestFaults(dropAfterBytes: 50_000, dropTimes: 1))
+    )
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
     var options = DownloadTests.fastOptions()
@@ -173,7 +175,8 @@ import Testing
     let state = try #require(DownloadTests.bytes(URL(fileURLWithPath: file.path + ".haul")))
     #expect(!String(decoding: state, as: UTF8.self).contains("pa55word"))
     #expect(String(decoding: state, as: UTF8.self).contains("user@127.0.0.1"))
-    let resumed = try await DownloadTests.run("http://user:pa55word@127.0.0.1:\(server.port)/f", to: .file(file))
+    let resumed = try await DownloadTests.run(
+      "http://user:pa55word@127.0.0.1:\(server.port)/f", to: .file(file))
     #expect(resumed.value?.resumedFrom == 50_000)
     let same = DownloadTests.holds(file, body)
     #expect(same)
@@ -201,7 +204,8 @@ import Testing
   ) throws {
     let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
     #expect(names == [name], sourceLocation: sourceLocation)
-    #expect(DownloadTests.bytes(directory.appendingPathComponent(name)) == body, sourceLocation: sourceLocation)
+    #expect(
+      DownloadTests.bytes(directory.appendingPathComponent(name)) == body, sourceLocation: sourceLocation)
     let outside = try FileManager.default.contentsOfDirectory(atPath: root.url.path)
     #expect(outside == [directory.lastPathComponent], sourceLocation: sourceLocation)
   }

@@ -6,7 +6,8 @@ import Testing
 
 @Suite struct StateJournalTests {
   static func sample() -> ResumeState {
-    var state = ResumeState(url: "http://h/a b", finalURL: "http://h/final", totalBytes: 1000, etag: "\"x\"", lastModified: nil)
+    var state = ResumeState(
+      url: "http://h/a b", finalURL: "http://h/final", totalBytes: 1000, etag: "\"x\"", lastModified: nil)
     state.setContiguous(400)
     return state
   }
@@ -38,7 +39,9 @@ import Testing
   @Test func otherVersionsAreNamed() {
     var text = String(decoding: StateJournal.encode(Self.sample()), as: UTF8.self)
     text = text.replacingOccurrences(of: "haul-state 1", with: "haul-state 2")
-    #expect(throws: StateJournal.LoadError.unsupportedVersion(2)) { try StateJournal.decode(Array(text.utf8)) }
+    #expect(throws: StateJournal.LoadError.unsupportedVersion(2)) {
+      try StateJournal.decode(Array(text.utf8))
+    }
   }
 
   @Test func inconsistentRangesAreRejected() {
