@@ -191,22 +191,8 @@ final class RealServer: Sendable {
 
   /// The GET requests of the access log so far (complete only after `stop()`).
   func accessLog() -> [LogLine] {
-    Array(allAccessLogLines().dropFirst(skippedLines.withLock { $0 }))
-  }
-
-  private func allAccessLogLines() -> [LogLine] {
     let text = (try? String(contentsOf: prefix.file("access.log"), encoding: .utf8)) ?? ""
     return text.split(separator: "\n").compactMap { Self.parse(String($0)) }.filter { $0.method == "GET" }
-  }
-
-  /// Log lines to skip: `clearAccessLog()` hides what came before (the file itself is left
-  /// alone; lighttpd does not append, so truncating it under the server would garble it).
-  private let skippedLines = TestLock(0)
-
-  /// Forgets the requests logged so far.
-  func clearAccessLog() {
-    let count = allAccessLogLines().count
-    skippedLines.withLock { $0 = count }
   }
 
   /// The ETag the server now sends for `name` (by HEAD, which `accessLog()` leaves out).
