@@ -110,7 +110,7 @@ struct CrashTrialTests {
     let arguments = [
       "-q", "-x", String(connections), "--timeout", "20", "-o", target.path, server.url("/big.bin"),
     ]
-    var random = SeededGenerator(seed: seed)
+    var random = SplitMix64(seed: seed)
     var claims: [Int64] = []
     for kill in 1...killsPerTrial {
       let delay = Double.random(in: killWindow, using: &random)

@@ -270,19 +270,6 @@ extension TemporaryDirectory {
   func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: file(name).path) }
 }
 
-/// A small seeded generator (splitmix64), so a failing trial can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 /// Records an issue unless `actual` holds exactly `expected`, saying where they first differ.
 /// (`#expect(a == b)` on big byte arrays is avoided on purpose: on failure Swift Testing describes
 /// and diffs both operands, which for megabytes takes minutes and looks like a hang.)

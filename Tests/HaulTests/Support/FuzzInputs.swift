@@ -1,21 +1,9 @@
+import HaulTestSupport
+
 /// Deterministic hostile and random inputs shared by the parser tests.
 ///
 /// Seeded so a failure reproduces exactly; fragments are biased toward each grammar's
 /// delimiters so random strings reach deep into the parsers instead of failing at byte one.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 enum FuzzInputs {
   /// Inputs every parser must survive (returning nil or a valid value, never trapping).
   static let hostile: [String] = [
