@@ -101,8 +101,8 @@ final class DownloadRun: Sendable {
     /// Bytes received over the network in this session, and in the current round.
     var received: Int64 = 0
     var roundReceived: Int64 = 0
-    /// Digests of the file front to back (see `PrefixHasher`).
-    var hasher = PrefixHasher()
+    /// Digests of the file front to back (see `PrefixHasher`); set with the target.
+    var hasher: PrefixHasher?
     var lastCheckpoint: UInt64 = 0
     var lastProgress: UInt64 = 0
     var speed = SpeedMeter()
@@ -141,6 +141,8 @@ final class DownloadRun: Sendable {
 
   func execute() async throws(HaulError) -> DownloadResult {
     let started = Monotonic.now()
+    // However the run ends, background hashing of its bytes stops with it.
+    defer { shared.withLock { $0.hasher }?.cancel() }
     var first: ConnectionPlan? = try resolveStart()
     let policy = RetryPolicy(
       baseDelay: options.retryBaseDelay, maxDelay: options.maxRetryDelay,
@@ -332,9 +334,12 @@ final class DownloadRun: Sendable {
       paths: paths, part: part, checkpointer: Checkpointer(part: part, statePath: paths.state))
     let stateToCommit = state
     let minimumSplit = self.minimumSplit
-    shared.withLock {
+    let hasher = PrefixHasher(part: part, algorithms: hashAlgorithms(announced: state.digests))
+    let prefix: Int64 = shared.withLock {
       $0.paths = paths
       $0.target = target
+      $0.hasher?.cancel()
+      $0.hasher = hasher
       $0.state = stateToCommit
       if let total = stateToCommit.totalBytes {
         $0.planner = SegmentPlanner(total: total, held: stateToCommit.ranges, minimumSplit: minimumSplit)
@@ -344,7 +349,10 @@ final class DownloadRun: Sendable {
         $0.streamOffset = stateToCommit.contiguousBytes
       }
       if $0.resumedFrom == nil { $0.resumedFrom = $0.heldBytes }
+      return $0.planner?.verifiedPrefix ?? $0.streamOffset
     }
+    // The earlier sessions' bytes are hashed while the new ones arrive.
+    hasher.advance(to: prefix)
     if let notice { emit(.restarted(reason: notice)) }
     try target.checkpointer.commit(state, truncatingTo: state.ranges.isEmpty ? 0 : nil)
     FileIO.syncDirectory(paths.directory)
@@ -596,7 +604,10 @@ final class DownloadRun: Sendable {
           shared.state = ResumeState(
             url: recordedURL, finalURL: finalURL, totalBytes: identity.totalBytes, etag: identity.etag,
             lastModified: identity.lastModified)
-          shared.hasher = PrefixHasher()
+          shared.hasher?.cancel()
+          shared.hasher = shared.target.map {
+            PrefixHasher(part: $0.part, algorithms: hashAlgorithms(announced: announced))
+          }
           let firstID = shared.planner?.nextID ?? 1
           shared.segmentOf = [:]
           if let total = identity.totalBytes {
@@ -678,7 +689,8 @@ final class DownloadRun: Sendable {
     }
     let now = Monotonic.now()
     let checkpointEvery = UInt64(options.checkpointInterval * 1e9)
-    let (checkpoint, full): (ResumeState?, Bool) = shared.withLock { shared in
+    let (checkpoint, full, hasher, prefix): (ResumeState?, Bool, PrefixHasher?, Int64) = shared.withLock {
+      shared in
       var full = false
       switch slot {
       case .stream:
@@ -689,8 +701,7 @@ final class DownloadRun: Sendable {
       case .refused:
         break
       }
-      guard failure == nil else { return (nil, full) }
-      shared.hasher.feed(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)]), at: offset)
+      guard failure == nil else { return (nil, full, nil, 0) }
       shared.received += count
       shared.roundReceived += count
       var checkpoint: ResumeState?
@@ -698,9 +709,10 @@ final class DownloadRun: Sendable {
         shared.lastCheckpoint = now
         checkpoint = shared.snapshot
       }
-      return (checkpoint, full)
+      return (checkpoint, full, shared.hasher, shared.planner?.verifiedPrefix ?? shared.streamOffset)
     }
     if let failure { return .final(.failed(failure)) }
+    hasher?.advance(to: prefix)
     if let checkpoint, let target = shared.withLock({ $0.target }) {
       if let failure = target.checkpointer.failure { return .final(.failed(failure)) }
       target.checkpointer.schedule(checkpoint)
@@ -832,7 +844,8 @@ final class DownloadRun: Sendable {
       $0.segmentOf = [:]
       $0.streamOwner = nil
       $0.streamOffset = 0
-      $0.hasher = PrefixHasher()
+      $0.hasher?.cancel()
+      $0.hasher = $0.target.map { PrefixHasher(part: $0.part, algorithms: hashAlgorithms(announced: nil)) }
       $0.rangesSupported = false
       $0.rangesDistrusted = true
       return ($0.target, $0.state)
@@ -849,7 +862,7 @@ final class DownloadRun: Sendable {
         $0.speed.bytesPerSecond, $0.hasher
       )
     }
-    guard let target else { throw HaulError(.generic, "internal: finished without a file") }
+    guard let target, let hasher else { throw HaulError(.generic, "internal: finished without a file") }
     let total = state.totalBytes ?? state.contiguousBytes
     var finished = state
     finished.totalBytes = total
@@ -861,7 +874,7 @@ final class DownloadRun: Sendable {
     } catch {
       throw HaulError(.fileSystem, FileErrorText.describe(error, path: target.paths.part), underlying: error)
     }
-    let sha256 = try verify(hasher, part: target.part, total: total, announced: state.digests ?? [:])
+    let sha256 = try verify(hasher, total: total, announced: state.digests ?? [:])
     do {
       FinishedFileRecord.attach(finished, to: target.part)
       try FileIO.rename(target.paths.part, to: target.paths.target)
@@ -880,11 +893,21 @@ final class DownloadRun: Sendable {
     return result
   }
 
+  /// What to hash while the bytes arrive: SHA-256, the expected checksum's algorithm, the server's.
+  private func hashAlgorithms(announced: [String: String]?) -> Set<Checksum.Algorithm> {
+    var algorithms: Set<Checksum.Algorithm> = [.sha256]
+    if let checksum = options.checksum { algorithms.insert(checksum.algorithm) }
+    for name in (announced ?? [:]).keys {
+      if let algorithm = Checksum.Algorithm(rawValue: name) { algorithms.insert(algorithm) }
+    }
+    return algorithms
+  }
+
   /// Checks the finished bytes against the expected checksum and the server's digests; on a
   /// mismatch the data is discarded (a rerun starts clean) and nothing appears at the target.
   /// Returns the SHA-256.
   private func verify(
-    _ hasher: PrefixHasher, part: PartFile, total: Int64, announced: [String: String]
+    _ hasher: PrefixHasher, total: Int64, announced: [String: String]
   ) throws(HaulError) -> String {
     var expected: [(Checksum.Algorithm, String, String)] = []
     if let checksum = options.checksum {
@@ -895,7 +918,7 @@ final class DownloadRun: Sendable {
         expected.append((algorithm, hex, "the server's digest"))
       }
     }
-    let digests = try hasher.finish(part: part, total: total, algorithms: Set(expected.map(\.0)))
+    let digests = try hasher.finish(total: total, algorithms: Set(expected.map(\.0)))
     for (algorithm, hex, source) in expected where digests[algorithm] != hex {
       discardPartial()
       throw HaulError(

@@ -14,6 +14,9 @@ struct SegmentPlanner: Sendable, Equatable {
     var cursor: Int64
     var reserved: Int64
     var end: Int64
+    /// Awaiting a check of its response's `Content-Digest`: never split (the digest covers
+    /// the whole response) and not part of the verified prefix until checked.
+    var pinned = false
     var remaining: Int64 { end - reserved }
   }
 
@@ -59,7 +62,10 @@ struct SegmentPlanner: Sendable, Equatable {
     if let gap = unassigned.first {
       return open(gap.start, gap.end)
     }
-    guard let victim = active.indices.max(by: { active[$0].remaining < active[$1].remaining }),
+    guard
+      let victim = active.indices.filter({ !active[$0].pinned }).max(by: {
+        active[$0].remaining < active[$1].remaining
+      }),
       active[victim].remaining >= 2 * minimumSplit
     else { return nil }
     let middle = active[victim].reserved + active[victim].remaining / 2
@@ -103,6 +109,35 @@ struct SegmentPlanner: Sendable, Equatable {
   func isFinished(_ id: Int) -> Bool {
     guard let segment = segment(id) else { return true }
     return segment.cursor >= segment.end
+  }
+
+  /// Keeps the segment whole until its response's digest is checked (see `Segment.pinned`).
+  mutating func pin(_ id: Int) {
+    guard let index = active.firstIndex(where: { $0.id == id }) else { return }
+    active[index].pinned = true
+  }
+
+  /// Ends a segment whose bytes failed their digest check: they become unassigned, to be fetched again.
+  mutating func discard(_ id: Int) {
+    active.removeAll { $0.id == id }
+  }
+
+  /// How far the file is written without a gap from byte 0, not counting segments still
+  /// awaiting their digest check: the bytes a whole-file hash may read. Cheap, no allocation.
+  var verifiedPrefix: Int64 {
+    var end: Int64 = 0
+    var index = 0
+    while true {
+      let before = end
+      while index < held.count, held[index].start <= end {
+        end = max(end, held[index].end)
+        index += 1
+      }
+      for segment in active where !segment.pinned && segment.start <= end && segment.cursor > end {
+        end = segment.cursor
+      }
+      if end == before { return end }
+    }
   }
 
   /// Ends a segment: its written part becomes held, the rest unassigned again.

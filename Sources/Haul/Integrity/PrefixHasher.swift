@@ -1,40 +1,121 @@
-/// Digests of the whole file, computed front to back: bytes written exactly at the hashed end
-/// are fed as they arrive (one connection needs no second read); whatever is left is read back
-/// from the `.part` file when the download completes. Not thread-safe: the engine keeps it
-/// behind its lock and uses it from one thread at a time.
-final class PrefixHasher {
-  private(set) var hashedUpTo: Int64 = 0
-  private var streamed: [Checksum.Algorithm: MessageDigest] = [:]
+import Foundation
 
-  init() {
-    streamed[.sha256] = try? MessageDigest(.sha256)
+/// Digests of the whole file, computed front to back on a thread of their own while the
+/// download goes on: the engine reports how far the file is written without a gap, and the
+/// hasher reads those bytes back (from the page cache: they were just written) and hashes them.
+/// The transfer thread never waits for hashing, so with two cores verification costs little
+/// wall time; `finish` hashes whatever is left.
+///
+/// Thread-safety: `progress` sits behind its lock; the digests and the read buffer are only
+/// touched on `queue` (serial), which is why the class may be shared.
+final class PrefixHasher: @unchecked Sendable {
+  private let part: PartFile
+  private let queue = DispatchQueue(label: "haul.hash", qos: .utility)
+  /// Hashing waits until this many new bytes are available, so it runs in large reads.
+  private let batch: Int64
+
+  private struct Progress {
+    /// The end of the gap-free written prefix, as last reported.
+    var available: Int64 = 0
+    var hashed: Int64 = 0
+    var workerQueued = false
+    var cancelled = false
+    var failure: HaulError?
+  }
+  private let progress = Locked(Progress())
+  /// Only on `queue`.
+  private var digests: [Checksum.Algorithm: MessageDigest] = [:]
+  private var buffer: [UInt8] = []
+
+  /// - Parameter algorithms: the digests to stream (SHA-256 always); others are computed by
+  ///   reading the file again in `finish`.
+  init(part: PartFile, algorithms: Set<Checksum.Algorithm>, batch: Int64 = 1 << 20) {
+    self.part = part
+    self.batch = max(1, batch)
+    for algorithm in algorithms.union([.sha256]) {
+      digests[algorithm] = try? MessageDigest(algorithm.digest)
+    }
   }
 
-  /// Feeds bytes just written at `offset` when they continue the hashed prefix.
-  func feed(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
-    guard offset == hashedUpTo, !bytes.isEmpty else { return }
-    for digest in streamed.values { digest.update(bytes) }
-    hashedUpTo += Int64(bytes.count)
+  /// The prefix `[0, end)` is written and final; hash it soon. Cheap: called for every chunk.
+  func advance(to end: Int64) {
+    let start = progress.withLock { progress -> Bool in
+      guard end > progress.available else { return false }
+      progress.available = end
+      guard !progress.workerQueued, !progress.cancelled, end - progress.hashed >= batch else { return false }
+      progress.workerQueued = true
+      return true
+    }
+    if start { queue.async { self.hashAvailable() } }
   }
 
-  /// The digests of `[0, total)` for `algorithms` (SHA-256 always), reading back what was not fed.
-  func finish(part: PartFile, total: Int64, algorithms: Set<Checksum.Algorithm>) throws(HaulError)
+  /// Stops hashing for good (the data is being replaced).
+  func cancel() { progress.withLock { $0.cancelled = true } }
+
+  /// The digests of `[0, total)` for `algorithms` (SHA-256 always), hashing what is left and
+  /// reading the file once more for any algorithm that was not streamed.
+  func finish(total: Int64, algorithms: Set<Checksum.Algorithm>) throws(HaulError)
     -> [Checksum.Algorithm: String]
   {
-    var fresh: [Checksum.Algorithm: MessageDigest] = [:]
-    for algorithm in algorithms.union([.sha256]) where streamed[algorithm] == nil {
-      fresh[algorithm] = try MessageDigest(algorithm.digest)
+    let result: Result<[Checksum.Algorithm: String], HaulError> = queue.sync {
+      do throws(HaulError) {
+        let (hashed, failure) = progress.withLock { progress in
+          progress.available = max(progress.available, total)
+          return (progress.hashed, progress.failure)
+        }
+        if let failure { throw failure }
+        var streamed = digests
+        if hashed > total {  // cannot happen with a gap-free prefix; start over rather than guess
+          streamed = [:]
+        } else {
+          try hash(from: hashed, to: total, into: Array(streamed.values))
+        }
+        var fresh: [Checksum.Algorithm: MessageDigest] = [:]
+        for algorithm in algorithms.union([.sha256]) where streamed[algorithm] == nil {
+          fresh[algorithm] = try MessageDigest(algorithm.digest)
+        }
+        try hash(from: 0, to: total, into: Array(fresh.values))
+        var hex: [Checksum.Algorithm: String] = [:]
+        for (algorithm, digest) in streamed.merging(fresh, uniquingKeysWith: { _, new in new }) {
+          hex[algorithm] = MessageDigest.hex(digest.finish())
+        }
+        return .success(hex)
+      } catch {
+        return .failure(error)
+      }
     }
-    let continuing = hashedUpTo <= total ? streamed : [:]
-    if hashedUpTo > total {
-      for (algorithm, _) in streamed { fresh[algorithm] = try MessageDigest(algorithm.digest) }
+    return try result.get()
+  }
+
+  /// On `queue`: hashes the reported prefix until it is all hashed.
+  private func hashAvailable() {
+    while true {
+      let span = progress.withLock { progress -> (Int64, Int64)? in
+        guard !progress.cancelled, progress.failure == nil, progress.hashed < progress.available else {
+          progress.workerQueued = false
+          return nil
+        }
+        return (progress.hashed, progress.available)
+      }
+      guard let (from, to) = span else { return }
+      do throws(HaulError) {
+        try hash(from: from, to: to, into: Array(digests.values))
+        progress.withLock { $0.hashed = to }
+      } catch {
+        progress.withLock { progress in
+          if !progress.cancelled { progress.failure = error }
+        }
+      }
     }
-    let resumeAt = continuing.isEmpty ? total : hashedUpTo
-    let start = fresh.isEmpty ? resumeAt : 0
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    var position = start
-    while position < total {
-      let wanted = Int(min(Int64(buffer.count), total - position))
+  }
+
+  /// On `queue`: reads `[from, to)` of the file and feeds it to `digests`.
+  private func hash(from: Int64, to: Int64, into digests: [MessageDigest]) throws(HaulError) {
+    guard from < to, !digests.isEmpty else { return }
+    if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 256 << 10) }
+    var position = from
+    while position < to {
+      let wanted = Int(min(Int64(buffer.count), to - position))
       let read: Result<Int, SystemError> = buffer.withUnsafeMutableBytes { raw in
         do throws(SystemError) {
           return .success(
@@ -50,27 +131,13 @@ final class PrefixHasher {
         throw HaulError(.fileSystem, FileErrorText.describe(error, path: part.path), underlying: error)
       }
       guard count > 0 else {
-        throw HaulError(.fileSystem, "\(part.path) is shorter than the \(total) bytes it should hold")
+        throw HaulError(.fileSystem, "\(part.path) is shorter than the \(to) bytes it should hold")
       }
       buffer.withUnsafeBytes { bytes in
         let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
-        for digest in fresh.values { digest.update(chunk) }
-        if position >= resumeAt {
-          for digest in continuing.values { digest.update(chunk) }
-        } else if position + Int64(count) > resumeAt {
-          let tail = UnsafeRawBufferPointer(rebasing: bytes[Int(resumeAt - position)..<count])
-          for digest in continuing.values { digest.update(tail) }
-        }
+        for digest in digests { digest.update(chunk) }
       }
       position += Int64(count)
     }
-    var result: [Checksum.Algorithm: String] = [:]
-    for (algorithm, digest) in continuing.merging(fresh, uniquingKeysWith: { _, new in new }) {
-      result[algorithm] = MessageDigest.hex(digest.finish())
-    }
-    return result
   }
 }
-
-@available(*, unavailable)
-extension PrefixHasher: Sendable {}
