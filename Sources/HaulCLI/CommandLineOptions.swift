@@ -40,6 +40,8 @@ struct CommandLineOptions: Equatable {
   var insecure = false
   /// `--checksum ALGO=HEX`.
   var checksum: Checksum?
+  /// `--no-sha256`.
+  var skipSHA256 = false
 
   /// The library options these command-line options stand for.
   var downloadOptions: DownloadOptions {
@@ -52,6 +54,7 @@ struct CommandLineOptions: Equatable {
     options.overwrite = overwrite
     options.verifyTLS = !insecure
     options.checksum = checksum
+    options.computeSHA256 = !skipSHA256
     options.keepPartialOnCancel = true
     return options
   }
@@ -140,6 +143,10 @@ extension CommandLineOptions {
       } catch {
         throw UsageError("\(spelling): \(error.message)")
       }
+      return .proceed
+    },
+    .flag(nil, "no-sha256", "skip the file's SHA-256 when nothing needs verifying (saves CPU)") {
+      $0.skipSHA256 = true
       return .proceed
     },
     .value(nil, "retries", "N", "give up after N failed attempts in a row (default: 10)") {

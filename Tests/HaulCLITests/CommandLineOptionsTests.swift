@@ -117,6 +117,8 @@ struct CommandLineOptionsTests {
     #expect(throws: UsageError.self) { try options(["--checksum", "crc32=00", "u"]) }
     #expect(parsed.downloadOptions.overwrite)
     #expect(!parsed.downloadOptions.verifyTLS)
+    #expect(parsed.downloadOptions.computeSHA256)
+    #expect(try !options(["--no-sha256", "u"]).downloadOptions.computeSHA256)
     #expect(try options(["--quiet", "u"]).quiet)
     #expect(
       try options(["-qx2", "u"])

@@ -10,6 +10,9 @@ public struct TestResource: Sendable {
   public var contentType: String?
   /// More response headers, sent as given (e.g. `Repr-Digest`).
   public var extraHeaders: [(String, String)] = []
+  /// When set, every 200/206 carries `Content-Digest: <value for the bytes it sends>` (computed
+  /// before any `corruptByte` fault, as a server whose data goes bad on the way would).
+  public var contentDigest: (@Sendable (ArraySlice<UInt8>) -> String)?
   public var faults: TestFaults
 
   public init(
@@ -82,6 +85,10 @@ public struct TestFaults: Sendable {
   public var bytesPerSecond: Int? = nil
   /// When set, requests without exactly this `Authorization` value get 401 with `WWW-Authenticate`.
   public var requireAuthorization: String? = nil
+  /// Flip this byte (an offset in the whole body) in 206 responses that include it...
+  public var corruptByte: Int? = nil
+  /// ...for this many of them (per path, counted since the last `setResource`).
+  public var corruptTimes: Int = .max
 
   public init(
     ignoreRange: Bool = false, ignoreIfRange: Bool = false, dropAfterBytes: Int? = nil,

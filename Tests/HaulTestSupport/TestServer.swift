@@ -41,6 +41,7 @@ public final class TestServer: Sendable {
       $0.resources[path] = resource
       $0.dropsDone[path] = nil
       $0.stallsDone[path] = nil
+      $0.corruptionsDone[path] = nil
     }
   }
 
@@ -112,6 +113,7 @@ private struct ServerState {
   var redirects: [String: (location: String, status: Int)] = [:]
   var dropsDone: [String: Int] = [:]
   var stallsDone: [String: Int] = [:]
+  var corruptionsDone: [String: Int] = [:]
   var requests: [RecordedRequest] = []
   var connections: Set<Int32> = []
   var connectionCount = 0
@@ -563,6 +565,17 @@ final class ServerCore: Sendable {
     var headers: [(String, String)] = []
     if let contentType = resource.contentType { headers.append(("Content-Type", contentType)) }
     headers.append(contentsOf: resource.extraHeaders)
+    if let contentDigest = resource.contentDigest, status != 416 {
+      headers.append(("Content-Digest", contentDigest(slice)))
+    }
+    if !isHead, status == 206, let index = faults.corruptByte, slice.indices.contains(index),
+      state.corruptionsDone[key, default: 0] < faults.corruptTimes
+    {
+      state.corruptionsDone[key, default: 0] += 1
+      var corrupted = Array(slice)
+      corrupted[index - slice.startIndex] ^= 0x01
+      slice = corrupted[...]
+    }
     if faults.chunked && status != 416 {
       headers.append(("Transfer-Encoding", "chunked"))
     } else {

@@ -103,6 +103,8 @@ final class DownloadRun: Sendable {
     var roundReceived: Int64 = 0
     /// Digests of the file front to back (see `PrefixHasher`); set with the target.
     var hasher: PrefixHasher?
+    /// Ranges whose `Content-Digest` failed once; failing again ends the download.
+    var digestFailures: [ByteRange] = []
     var lastCheckpoint: UInt64 = 0
     var lastProgress: UInt64 = 0
     var speed = SpeedMeter()
@@ -472,7 +474,11 @@ final class DownloadRun: Sendable {
     default:
       break
     }
-    if sentRange, let validator = identity.ifRangeValue { headers.append(("If-Range", validator)) }
+    if sentRange {
+      if let validator = identity.ifRangeValue { headers.append(("If-Range", validator)) }
+      // A digest of just this range lets a corrupt part be fetched again on its own.
+      headers.append(("Want-Content-Digest", "sha-256=10, sha-512=3"))
+    }
     let request = TransferRequest(
       url: url, headers: headers, userAgent: options.userAgent, rateLimiter: rateLimiter,
       stallTimeout: options.stallTimeout, verifyTLS: options.verifyTLS)
@@ -556,6 +562,33 @@ final class DownloadRun: Sendable {
     } catch {
       return (.abort, .final(.failed(error)))
     }
+  }
+
+  /// A `206` with its own `Content-Digest`: its segment is kept whole (pinned) so the complete
+  /// response can be checked, and the connection gets the check. From then on new segments
+  /// start pinned, so none is split while its request is on the way. nil when there is nothing
+  /// to check (the segment may be split again), or the segment was split before the response
+  /// came (its bytes are then covered by the whole-file checks only).
+  fileprivate func beginRangeCheck(_ head: ResponseHead, connection: Int) -> RangeDigestCheck? {
+    var check: RangeDigestCheck?
+    if head.status == 206,
+      case .range(let first, let last, _)? = head.headers["Content-Range"].flatMap(
+        ContentRange.init(headerValue:))
+    {
+      check = RangeDigestCheck(head: head, range: ByteRange(start: first, end: last + 1))
+    }
+    let range = check?.range
+    let pinned = shared.withLock { shared -> Bool in
+      guard let id = shared.segmentOf[connection], let segment = shared.planner?.segment(id) else {
+        return false
+      }
+      let checkable = range.map { segment.cursor == $0.start && segment.end == $0.end } ?? false
+      shared.planner?.pin(id, checkable)
+      // A server that sends Content-Digest (on a 200 too) will send it with its ranges.
+      if checkable || head.headers["Content-Digest"] != nil { shared.planner?.pinsNewSegments = true }
+      return checkable
+    }
+    return pinned ? check : nil
   }
 
   /// Whether another connection of this round writes (or wrote) bytes this one did not.
@@ -723,17 +756,36 @@ final class DownloadRun: Sendable {
   }
 
   /// A connection's transfer ended: account for it, give it the next segment, or end the round.
+  /// `mismatch`: the complete response failed its `Content-Digest`; its bytes are discarded and
+  /// fetched again, once.
   fileprivate func connectionEnded(
-    _ connection: Int, plan: ConnectionPlan, verdict: ConnectionVerdict?, failure: TransportFailure?
+    _ connection: Int, plan: ConnectionPlan, verdict: ConnectionVerdict?, failure: TransportFailure?,
+    mismatch: RangeDigestMismatch? = nil
   ) {
-    let result = classify(connection, verdict: verdict, failure: failure)
+    var result = classify(connection, verdict: verdict, failure: failure)
     var next: ConnectionPlan?
     var cancel: [any TransferHandle] = []
     var finished: (CheckedContinuation<AttemptOutcome, Never>, AttemptOutcome)?
+    var refetchNotice: RetryNotice?
     shared.withLock { shared in
       shared.round.handles[connection] = nil
-      if let id = shared.segmentOf.removeValue(forKey: connection) { shared.planner?.release(id) }
+      if let id = shared.segmentOf.removeValue(forKey: connection) {
+        if mismatch != nil { shared.planner?.discard(id) } else { shared.planner?.release(id) }
+      }
       if shared.streamOwner == connection { shared.streamOwner = nil }
+      if let mismatch {
+        if shared.digestFailures.contains(where: {
+          $0.start < mismatch.range.end && mismatch.range.start < $0.end
+        }) {
+          result = .final(.failed(mismatch.error(again: true)))
+        } else {
+          shared.digestFailures.append(mismatch.range)
+          refetchNotice = RetryNotice(
+            attempt: 1, maxAttempts: 2, delay: 0, reason: mismatch.error(again: false))
+          shared.round.lastError = mismatch.error(again: false)
+          shared.round.lastRetryAfter = 0
+        }
+      }
       switch result {
       case .final(let outcome):
         if shared.round.final == nil {
@@ -767,6 +819,8 @@ final class DownloadRun: Sendable {
       }
     }
     for handle in cancel { handle.cancel() }
+    // Without a next range here, the retry loop refetches and reports it (`round.lastError`).
+    if let refetchNotice, next != nil { emit(.retrying(refetchNotice)) }
     if let next { launch(connection, next) }
     if let (continuation, outcome) = finished { continuation.resume(returning: outcome) }
   }
@@ -893,9 +947,10 @@ final class DownloadRun: Sendable {
     return result
   }
 
-  /// What to hash while the bytes arrive: SHA-256, the expected checksum's algorithm, the server's.
+  /// What to hash while the bytes arrive: SHA-256 (unless turned off), the expected checksum's
+  /// algorithm, the server's.
   private func hashAlgorithms(announced: [String: String]?) -> Set<Checksum.Algorithm> {
-    var algorithms: Set<Checksum.Algorithm> = [.sha256]
+    var algorithms: Set<Checksum.Algorithm> = options.computeSHA256 ? [.sha256] : []
     if let checksum = options.checksum { algorithms.insert(checksum.algorithm) }
     for name in (announced ?? [:]).keys {
       if let algorithm = Checksum.Algorithm(rawValue: name) { algorithms.insert(algorithm) }
@@ -905,10 +960,10 @@ final class DownloadRun: Sendable {
 
   /// Checks the finished bytes against the expected checksum and the server's digests; on a
   /// mismatch the data is discarded (a rerun starts clean) and nothing appears at the target.
-  /// Returns the SHA-256.
+  /// Returns the SHA-256 when it was computed.
   private func verify(
     _ hasher: PrefixHasher, total: Int64, announced: [String: String]
-  ) throws(HaulError) -> String {
+  ) throws(HaulError) -> String? {
     var expected: [(Checksum.Algorithm, String, String)] = []
     if let checksum = options.checksum {
       expected.append((checksum.algorithm, checksum.hex, "the expected checksum"))
@@ -918,7 +973,8 @@ final class DownloadRun: Sendable {
         expected.append((algorithm, hex, "the server's digest"))
       }
     }
-    let digests = try hasher.finish(total: total, algorithms: Set(expected.map(\.0)))
+    let wanted = Set(expected.map(\.0)).union(options.computeSHA256 ? [.sha256] : [])
+    let digests = try hasher.finish(total: total, algorithms: wanted)
     for (algorithm, hex, source) in expected where digests[algorithm] != hex {
       discardPartial()
       throw HaulError(
@@ -926,7 +982,7 @@ final class DownloadRun: Sendable {
         "\(algorithm.rawValue) mismatch: \(source) is \(hex), the download has \(digests[algorithm] ?? "none")",
         hint: "the corrupt download was discarded; run the same command again to fetch it anew")
     }
-    return digests[.sha256] ?? ""
+    return digests[.sha256]
   }
 
   private func alreadyComplete(changed: Bool, started: UInt64) throws(HaulError) -> DownloadResult {
@@ -967,6 +1023,28 @@ final class DownloadRun: Sendable {
   }
 }
 
+/// A range whose complete response did not match its `Content-Digest`.
+struct RangeDigestMismatch: Sendable {
+  let range: ByteRange
+  let algorithm: Checksum.Algorithm
+  let expected: String
+  let actual: String
+
+  func error(again: Bool) -> HaulError {
+    let bytes = "bytes \(range.start)–\(range.end - 1)"
+    let detail = "\(algorithm.rawValue) is \(expected), the bytes received have \(actual)"
+    guard again else {
+      return HaulError(
+        .integrity, "\(bytes) did not match the server's Content-Digest (\(detail)); fetching them again")
+    }
+    return HaulError(
+      .integrity, "\(bytes) failed the server's Content-Digest twice (\(detail))",
+      hint:
+        "the server or something on the way delivers corrupt data; the verified bytes are kept, run the same command later to resume"
+    )
+  }
+}
+
 /// Receives one connection's transfer events and reports its end once.
 private final class ConnectionSink: TransferSink {
   private let run: DownloadRun
@@ -974,6 +1052,8 @@ private final class ConnectionSink: TransferSink {
   private let plan: ConnectionPlan
   private let sentRange: Bool
   private let verdict = Locked<DownloadRun.ConnectionVerdict?>(nil)
+  /// Set when the response carries a digest of its range; touched on the event thread only.
+  private let rangeCheck = Locked<RangeDigestCheck?>(nil)
 
   init(run: DownloadRun, connection: Int, plan: ConnectionPlan, sentRange: Bool) {
     self.run = run
@@ -986,17 +1066,30 @@ private final class ConnectionSink: TransferSink {
     let (disposition, verdict) = run.receiveHead(
       head, connection: connection, plan: plan, sentRange: sentRange)
     if let verdict { self.verdict.withLock { $0 = verdict } }
+    if disposition == .deliver, verdict == nil, let check = run.beginRangeCheck(head, connection: connection)
+    {
+      rangeCheck.withLock { $0 = check }
+    }
     return disposition
   }
 
   func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    rangeCheck.withLock { $0?.update(bytes) }
     guard let verdict = run.receiveBody(bytes, connection: connection) else { return true }
     self.verdict.withLock { $0 = verdict }
     return false
   }
 
   func transferDidFinish(head: ResponseHead?, failure: TransportFailure?) {
-    run.connectionEnded(connection, plan: plan, verdict: verdict.withLock { $0 }, failure: failure)
+    let verdict = self.verdict.withLock { $0 }
+    var mismatch: RangeDigestMismatch?
+    if failure == nil, verdict == nil, let check = rangeCheck.withLock({ $0 }),
+      case .mismatched(let actual) = check.finish()
+    {
+      mismatch = RangeDigestMismatch(
+        range: check.range, algorithm: check.algorithm, expected: check.expected, actual: actual)
+    }
+    run.connectionEnded(connection, plan: plan, verdict: verdict, failure: failure, mismatch: mismatch)
   }
 }
 

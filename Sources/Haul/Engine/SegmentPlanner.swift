@@ -26,6 +26,9 @@ struct SegmentPlanner: Sendable, Equatable {
   private(set) var held: [ByteRange]
   private(set) var active: [Segment] = []
   private(set) var nextID = 1
+  /// Set once responses carry range digests: new segments start pinned, so none is split
+  /// before its response shows whether it can be checked.
+  var pinsNewSegments = false
 
   /// - Parameter firstID: the first segment id, so ids stay unique across plans of one download.
   init(total: Int64, held: [ByteRange], minimumSplit: Int64 = 1 << 20, firstID: Int = 1) {
@@ -76,7 +79,8 @@ struct SegmentPlanner: Sendable, Equatable {
 
   /// Opens a segment over exactly `[start, end)` (the first connection, whose range is the whole file).
   mutating func open(_ start: Int64, _ end: Int64) -> Segment {
-    let segment = Segment(id: nextID, start: start, cursor: start, reserved: start, end: end)
+    let segment = Segment(
+      id: nextID, start: start, cursor: start, reserved: start, end: end, pinned: pinsNewSegments)
     nextID += 1
     active.append(segment)
     return segment
@@ -112,9 +116,9 @@ struct SegmentPlanner: Sendable, Equatable {
   }
 
   /// Keeps the segment whole until its response's digest is checked (see `Segment.pinned`).
-  mutating func pin(_ id: Int) {
+  mutating func pin(_ id: Int, _ pinned: Bool = true) {
     guard let index = active.firstIndex(where: { $0.id == id }) else { return }
-    active[index].pinned = true
+    active[index].pinned = pinned
   }
 
   /// Ends a segment whose bytes failed their digest check: they become unassigned, to be fetched again.

@@ -109,7 +109,8 @@ public struct DownloadResult: Sendable, Equatable {
   /// Wall time of this session, seconds.
   public let duration: TimeInterval
   /// SHA-256 of the whole file (lower-case hex), verified against any expected checksum and
-  /// server digest; nil when the file was already complete and nothing was read.
+  /// server digest; nil when the file was already complete and nothing was read, or when
+  /// `DownloadOptions.computeSHA256` was off and nothing else needed it.
   public let sha256: String?
 
   public init(

@@ -27,12 +27,12 @@ final class PrefixHasher: @unchecked Sendable {
   private var digests: [Checksum.Algorithm: MessageDigest] = [:]
   private var buffer: [UInt8] = []
 
-  /// - Parameter algorithms: the digests to stream (SHA-256 always); others are computed by
-  ///   reading the file again in `finish`.
+  /// - Parameter algorithms: the digests to stream; others are computed by reading the file
+  ///   again in `finish`.
   init(part: PartFile, algorithms: Set<Checksum.Algorithm>, batch: Int64 = 1 << 20) {
     self.part = part
     self.batch = max(1, batch)
-    for algorithm in algorithms.union([.sha256]) {
+    for algorithm in algorithms {
       digests[algorithm] = try? MessageDigest(algorithm.digest)
     }
   }
@@ -52,7 +52,7 @@ final class PrefixHasher: @unchecked Sendable {
   /// Stops hashing for good (the data is being replaced).
   func cancel() { progress.withLock { $0.cancelled = true } }
 
-  /// The digests of `[0, total)` for `algorithms` (SHA-256 always), hashing what is left and
+  /// The digests of `[0, total)` for `algorithms` (and any streamed ones), hashing what is left and
   /// reading the file once more for any algorithm that was not streamed.
   func finish(total: Int64, algorithms: Set<Checksum.Algorithm>) throws(HaulError)
     -> [Checksum.Algorithm: String]
@@ -71,7 +71,7 @@ final class PrefixHasher: @unchecked Sendable {
           try hash(from: hashed, to: total, into: Array(streamed.values))
         }
         var fresh: [Checksum.Algorithm: MessageDigest] = [:]
-        for algorithm in algorithms.union([.sha256]) where streamed[algorithm] == nil {
+        for algorithm in algorithms where streamed[algorithm] == nil {
           fresh[algorithm] = try MessageDigest(algorithm.digest)
         }
         try hash(from: 0, to: total, into: Array(fresh.values))

@@ -19,6 +19,14 @@ enum ServerDigests {
     return found
   }
 
+  /// The strongest of several digests of the same bytes.
+  static func strongest(_ digests: [Checksum.Algorithm: String]) -> (Checksum.Algorithm, String)? {
+    for algorithm in [Checksum.Algorithm.sha512, .sha256, .sha1, .md5] {
+      if let hex = digests[algorithm] { return (algorithm, hex) }
+    }
+    return nil
+  }
+
   /// RFC 9530: `sha-256=:BASE64:, sha-512=:BASE64:`.
   static func parseStructured(_ value: String) -> [Checksum.Algorithm: String] {
     var found: [Checksum.Algorithm: String] = [:]

@@ -124,6 +124,51 @@ import Testing
         == [Self.range(0, 10), Self.range(20, 30), Self.range(40, 50)])
     #expect(ByteRanges.subtract([], from: Self.range(0, 5)) == [Self.range(0, 5)])
   }
+
+  @Test func pinnedSegmentsAreNeverSplit() throws {
+    var planner = SegmentPlanner(total: 1000, held: [], minimumSplit: 10)
+    let whole = planner.open(0, 1000)
+    planner.pin(whole.id)
+    #expect(planner.claim() == nil)
+    planner.pin(whole.id, false)
+    let claimed = planner.claim()
+    #expect(try #require(claimed).start == 500)
+    // Once ranges carry digests, new segments start pinned until their response is seen.
+    planner.pinsNewSegments = true
+    let gapless = SegmentPlanner(total: 1000, held: [Self.range(0, 1000)])
+    #expect(gapless.verifiedPrefix == 1000)
+    var fresh = SegmentPlanner(total: 1000, held: [], minimumSplit: 10)
+    fresh.pinsNewSegments = true
+    let pinned = fresh.open(0, 1000)
+    #expect(fresh.segment(pinned.id)?.pinned == true)
+    #expect(fresh.claim() == nil)
+  }
+
+  @Test func discardedBytesAreFetchedAgain() throws {
+    var planner = SegmentPlanner(total: 1000, held: [Self.range(0, 400)], minimumSplit: 10)
+    let segment = planner.open(400, 1000)
+    _ = planner.reserve(segment.id, upTo: 600)
+    planner.commitReservation(segment.id, succeeded: true)
+    planner.discard(segment.id)
+    #expect(planner.written == [Self.range(0, 400)])
+    #expect(planner.unassigned == [Self.range(400, 1000)])
+    #expect(!planner.isComplete)
+  }
+
+  @Test func verifiedPrefixStopsAtGapsAndUncheckedRanges() {
+    var planner = SegmentPlanner(
+      total: 1000, held: [Self.range(0, 100), Self.range(300, 400)], minimumSplit: 10)
+    #expect(planner.verifiedPrefix == 100)
+    let middle = planner.open(100, 300)
+    _ = planner.reserve(middle.id, upTo: 200)
+    planner.commitReservation(middle.id, succeeded: true)
+    // The segment closes the gap, and the held range after it joins the prefix.
+    #expect(planner.verifiedPrefix == 400)
+    planner.pin(middle.id)
+    #expect(planner.verifiedPrefix == 100)
+    planner.release(middle.id)
+    #expect(planner.verifiedPrefix == 400)
+  }
 }
 
 @Suite struct ConnectionControllerTests {
@@ -166,4 +211,5 @@ import Testing
     #expect(controller.update(now: 1, bytes: 0, open: 1, rangesSupported: true, maximumUseful: 64) == 8)
     #expect(controller.update(now: 1, bytes: 0, open: 1, rangesSupported: true, maximumUseful: 3) == 3)
   }
+
 }

@@ -46,6 +46,27 @@ import Testing
     #expect(server.requests.first?.header("Want-Repr-Digest")?.contains("sha-256") == true)
   }
 
+  @Test func sha256CanBeTurnedOffUnlessSomethingNeedsIt() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 300_000, seed: 69)
+    server.setResource("/f", TestResource(body: body))
+    let directory = try TemporaryDirectory()
+    var options = DownloadTests.fastOptions()
+    options.computeSHA256 = false
+    let plain = try await DownloadTests.run(
+      server.url("/f"), to: .file(directory.file("a")), options: options)
+    #expect(plain.error == nil)
+    #expect(plain.value?.sha256 == nil)
+    // A checksum still gets verified, and a SHA-256 one is reported.
+    options.checksum = try Checksum(parsing: "sha-256=\(Self.hex(Self.flipped(body, at: 7)))")
+    let checked = try await DownloadTests.run(
+      server.url("/f"), to: .file(directory.file("b")), options: options)
+    Self.expectRejected(checked, file: directory.file("b"))
+    options.checksum = try Checksum(parsing: "sha-256=\(Self.hex(body))")
+    let good = try await DownloadTests.run(server.url("/f"), to: .file(directory.file("c")), options: options)
+    #expect(good.value?.sha256 == Self.hex(body))
+  }
+
   @Test(arguments: [1, 4])
   func expectedChecksumPassesOrRejects(connections: Int) async throws {
     let server = try TestServer()
@@ -80,22 +101,127 @@ import Testing
     #expect(outcome.error == nil)
   }
 
-  @Test(arguments: ["Repr-Digest", "Content-Digest", "Digest"])
-  func serverDigestsAreVerified(header: String) async throws {
+  /// Whole-file digests, on one connection and on four (64 KiB segments); a 200's
+  /// `Content-Digest` is the whole file's too.
+  @Test(arguments: [
+    ("Repr-Digest", 1), ("Repr-Digest", 4), ("Content-Digest", 1), ("Digest", 1), ("Digest", 4),
+  ])
+  func serverDigestsAreVerified(header: String, connections: Int) async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 500_000, seed: 63)
     let value = header == "Digest" ? "SHA-256=\(Self.base64(body))" : "sha-256=:\(Self.base64(body)):"
-    var good = TestResource(body: body)
+    // Slow enough that more connections join.
+    let faults = TestFaults(bytesPerSecond: connections > 1 ? 2_000_000 : nil)
+    var good = TestResource(body: body, etag: "\"g\"", faults: faults)
     good.extraHeaders = [(header, value)]
-    var bad = TestResource(body: Self.flipped(body, at: 123))
+    var bad = TestResource(body: Self.flipped(body, at: 123), etag: "\"b\"", faults: faults)
     bad.extraHeaders = [(header, value)]
     server.setResource("/good", good)
     server.setResource("/bad", bad)
     let directory = try TemporaryDirectory()
-    let passed = try await DownloadTests.run(server.url("/good"), to: .file(directory.file("good")))
+    var options = DownloadTests.fastOptions()
+    options.connections = connections
+    let passed = try await DownloadTests.run(
+      server.url("/good"), to: .file(directory.file("good")), options: options, minimumSplit: 64 << 10)
     #expect(passed.error == nil)
-    let rejected = try await DownloadTests.run(server.url("/bad"), to: .file(directory.file("bad")))
+    let rejected = try await DownloadTests.run(
+      server.url("/bad"), to: .file(directory.file("bad")), options: options, minimumSplit: 64 << 10)
     Self.expectRejected(rejected, file: directory.file("bad"))
+    if connections > 1 {
+      #expect(server.requests(for: "/good").contains { $0.status == 206 }, "the download was not segmented")
+    }
+  }
+
+  /// RFC 9530 `Content-Digest` of exactly the bytes a response carries.
+  static let contentDigest: @Sendable (ArraySlice<UInt8>) -> String = { "sha-256=:\(base64(Array($0))):" }
+
+  static func refetchNotices(_ events: [DownloadEvent]) -> [RetryNotice] {
+    events.compactMap {
+      if case .retrying(let notice) = $0, notice.reason.message.contains("Content-Digest") {
+        notice
+      } else {
+        nil
+      }
+    }
+  }
+
+  /// 206 requests whose range held `offset`.
+  static func rangesHolding(_ offset: Int, _ requests: [RecordedRequest]) -> Int {
+    requests.filter { request in
+      guard request.status == 206,
+        case .range(let first, let last, _)? = request.contentRange.flatMap(
+          ContentRange.init(headerValue:))
+      else { return false }
+      return first <= Int64(offset) && Int64(offset) <= last
+    }.count
+  }
+
+  @Test func aRangeFailingItsContentDigestIsFetchedAgainOnce() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 600_000, seed: 66)
+    var resource = TestResource(body: body, etag: "\"c\"")
+    resource.contentDigest = Self.contentDigest
+    server.setResource("/f", resource)
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    try await DownloadTests.makePartial(server: server, path: "/f", file: file, bytes: 100_000)
+    server.updateFaults("/f") {
+      $0.corruptByte = 400_000
+      $0.corruptTimes = 1
+    }
+    let outcome = try await DownloadTests.run(server.url("/f"), to: .file(file))
+    #expect(outcome.error == nil)
+    let same = DownloadTests.holds(file, body)
+    #expect(same, "file bytes differ")
+    #expect(outcome.value?.sha256 == Self.hex(body))
+    #expect(Self.rangesHolding(400_000, server.requests(for: "/f")) == 2)
+    #expect(server.requests(for: "/f").last?.header("Want-Content-Digest")?.contains("sha-256") == true)
+  }
+
+  @Test func aRangeFailingItsContentDigestTwiceEndsTheDownload() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 600_000, seed: 67)
+    var resource = TestResource(body: body, etag: "\"c\"")
+    resource.contentDigest = Self.contentDigest
+    server.setResource("/f", resource)
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    try await DownloadTests.makePartial(server: server, path: "/f", file: file, bytes: 100_000)
+    server.updateFaults("/f") { $0.corruptByte = 400_000 }
+    let outcome = try await DownloadTests.run(server.url("/f"), to: .file(file))
+    #expect(outcome.error?.category.exitCode == 9)
+    #expect(outcome.error?.message.contains("Content-Digest twice") == true)
+    #expect(!FileManager.default.fileExists(atPath: file.path))
+    #expect(Self.rangesHolding(400_000, server.requests(for: "/f")) == 2)
+    // The verified bytes stay; once the data is good again, only the missing range comes over.
+    server.updateFaults("/f") { $0.corruptByte = nil }
+    let sentBefore = server.bodyBytesSent(for: "/f")
+    let again = try await DownloadTests.run(server.url("/f"), to: .file(file))
+    #expect(again.error == nil)
+    let same = DownloadTests.holds(file, body)
+    #expect(same, "file bytes differ")
+    #expect(server.bodyBytesSent(for: "/f") - sentBefore == 500_000)
+  }
+
+  @Test func segmentedRangesAreCheckedAgainstTheirContentDigests() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 4_000_000, seed: 68)
+    var resource = TestResource(
+      body: body, etag: "\"s\"", faults: TestFaults(bytesPerSecond: 4_000_000))
+    resource.contentDigest = Self.contentDigest
+    resource.faults.corruptByte = 3_500_000
+    resource.faults.corruptTimes = 1
+    server.setResource("/f", resource)
+    let directory = try TemporaryDirectory()
+    var options = DownloadTests.fastOptions()
+    options.connections = 4
+    let outcome = try await DownloadTests.run(
+      server.url("/f"), to: .file(directory.file("f")), options: options, minimumSplit: 64 << 10)
+    #expect(outcome.error == nil)
+    let same = DownloadTests.holds(directory.file("f"), body)
+    #expect(same, "file bytes differ")
+    #expect(Self.rangesHolding(3_500_000, server.requests(for: "/f")) >= 2)
+    #expect(Self.refetchNotices(outcome.events).count == 1)
   }
 
   @Test func partialContentDigestDoesNotStandForTheWholeFile() async throws {
