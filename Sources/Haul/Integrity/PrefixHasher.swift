@@ -75,6 +75,11 @@ final class PrefixHasher: @unchecked Sendable {
           fresh[algorithm] = try MessageDigest(algorithm.digest)
         }
         try hash(from: 0, to: total, into: Array(fresh.values))
+        // The digests are final now: no later report may feed them again.
+        progress.withLock {
+          $0.hashed = total
+          $0.cancelled = true
+        }
         var hex: [Checksum.Algorithm: String] = [:]
         for (algorithm, digest) in streamed.merging(fresh, uniquingKeysWith: { _, new in new }) {
           hex[algorithm] = MessageDigest.hex(digest.finish())

@@ -1,0 +1,49 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import Haul
+
+/// The background hasher gives the same digests as hashing the whole file at once, however
+/// the prefix is reported.
+@Suite struct PrefixHasherTests {
+  static func partFile(_ bytes: [UInt8], in directory: TemporaryDirectory) throws -> PartFile {
+    let part = try PartFile(path: directory.file("f.part").path)
+    try bytes.withUnsafeBytes { try part.write($0, at: 0) }
+    return part
+  }
+
+  @Test func reportsInPiecesGiveTheWholeFilesDigests() throws {
+    let directory = try TemporaryDirectory()
+    let body = TestResource.random(size: 3_000_000, seed: 70)
+    let part = try Self.partFile(body, in: directory)
+    let hasher = PrefixHasher(part: part, algorithms: [.sha256, .md5], batch: 64 << 10)
+    var end: Int64 = 0
+    var generator = SplitMix64(seed: 70)
+    while end < 2_500_000 {
+      end = min(2_500_000, end + Int64(generator.next() % 300_000))
+      hasher.advance(to: end)
+      hasher.advance(to: end / 2)  // an older, smaller report changes nothing
+    }
+    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256, .sha512])
+    #expect(digests[.sha256] == IntegrityTests.hex(body))
+    #expect(digests[.md5] == IntegrityTests.hex(body, .md5))
+    // Not streamed: read back in `finish`.
+    #expect(digests[.sha512] == IntegrityTests.hex(body, .sha512))
+  }
+
+  @Test func nothingRequestedNothingComputed() throws {
+    let directory = try TemporaryDirectory()
+    let part = try Self.partFile([1, 2, 3], in: directory)
+    let hasher = PrefixHasher(part: part, algorithms: [])
+    hasher.advance(to: 3)
+    #expect(try hasher.finish(total: 3, algorithms: []).isEmpty)
+  }
+
+  @Test func aFileShorterThanItsTotalIsAnError() throws {
+    let directory = try TemporaryDirectory()
+    let part = try Self.partFile([1, 2, 3], in: directory)
+    let hasher = PrefixHasher(part: part, algorithms: [.sha256])
+    #expect(throws: HaulError.self) { try hasher.finish(total: 10, algorithms: [.sha256]) }
+  }
+}
