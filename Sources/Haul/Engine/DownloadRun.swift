@@ -1032,17 +1032,17 @@ struct RangeDigestMismatch: Sendable {
 
   func error(again: Bool) -> HaulError {
     let bytes = "bytes \(range.start)–\(range.end - 1)"
-    let detail = "\(algorithm.rawValue) is \(expected), the bytes received have \(actual)"
     guard again else {
-      return HaulError(
-        .integrity, "\(bytes) did not match the server's Content-Digest (\(detail)); fetching them again")
+      return HaulError(.integrity, "\(bytes) did not match the server's \(algorithm.rawValue) Content-Digest")
     }
     return HaulError(
-      .integrity, "\(bytes) failed the server's Content-Digest twice (\(detail))",
-      hint:
-        "the server or something on the way delivers corrupt data; the verified bytes are kept, run the same command later to resume"
-    )
+      .integrity,
+      "\(bytes) failed the server's Content-Digest twice (\(algorithm.rawValue) is \(expected), "
+        + "the bytes received have \(actual))",
+      hint: "the server or something on the way delivers corrupt data; the verified bytes are kept, "
+        + "run the same command later to resume")
   }
+
 }
 
 /// Receives one connection's transfer events and reports its end once.
