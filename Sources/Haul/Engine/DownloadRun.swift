@@ -782,8 +782,6 @@ final class DownloadRun: Sendable {
           shared.digestFailures.append(mismatch.range)
           refetchNotice = RetryNotice(
             attempt: 1, maxAttempts: 2, delay: 0, reason: mismatch.error(again: false))
-          shared.round.lastError = mismatch.error(again: false)
-          shared.round.lastRetryAfter = 0
         }
       }
       switch result {
@@ -813,13 +811,17 @@ final class DownloadRun: Sendable {
       } else {
         shared.round.live -= 1
       }
+      if next == nil, let refetchNotice {
+        // No next range for this connection: the retry loop refetches and reports it.
+        shared.round.lastError = refetchNotice.reason
+        shared.round.lastRetryAfter = 0
+      }
       if shared.round.live == 0, let continuation = shared.round.continuation {
         shared.round.continuation = nil
         finished = (continuation, Self.roundOutcome(shared))
       }
     }
     for handle in cancel { handle.cancel() }
-    // Without a next range here, the retry loop refetches and reports it (`round.lastError`).
     if let refetchNotice, next != nil { emit(.retrying(refetchNotice)) }
     if let next { launch(connection, next) }
     if let (continuation, outcome) = finished { continuation.resume(returning: outcome) }
@@ -1042,7 +1044,6 @@ struct RangeDigestMismatch: Sendable {
       hint: "the server or something on the way delivers corrupt data; the verified bytes are kept, "
         + "run the same command later to resume")
   }
-
 }
 
 /// Receives one connection's transfer events and reports its end once.
