@@ -22,10 +22,16 @@ public func fuzzCommandLine(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
   }
   if let rate = options.rateLimit { require(rate > 0, "rate \(rate) from \(context)") }
   if let retries = options.retries { require(retries >= 1, "retries \(retries) from \(context)") }
-  if let timeout = options.timeout { require(timeout.isFinite && timeout > 0, "timeout \(timeout) from \(context)") }
+  if let timeout = options.timeout {
+    require(timeout.isFinite && timeout > 0, "timeout \(timeout) from \(context)")
+  }
   for header in options.headers {
-    require(!header.name.isEmpty && header.name.utf8.allSatisfy(isTokenByte), "header name \(header.name.debugDescription)")
-    require(!header.value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }, "header value \(header.value.debugDescription)")
+    require(
+      !header.name.isEmpty && header.name.utf8.allSatisfy(isTokenByte),
+      "header name \(header.name.debugDescription)")
+    require(
+      !header.value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 },
+      "header value \(header.value.debugDescription)")
   }
   let library = options.downloadOptions
   require(library.verifyTLS == !options.insecure, "verifyTLS does not follow --insecure")
@@ -33,5 +39,6 @@ public func fuzzCommandLine(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
 }
 
 private func isTokenByte(_ byte: UInt8) -> Bool {
-  (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+  (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+    || "!#$%&'*+-.^_`|~".utf8.contains(byte)
 }

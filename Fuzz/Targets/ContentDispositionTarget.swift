@@ -9,7 +9,9 @@ public func fuzzContentDisposition(_ data: UnsafePointer<UInt8>?, _ size: Int) -
     if let safe = FileNameSanitizer.sanitize(name) { checkSafeFileName(safe, from: name) }
   }
   // The RFC 8187 decoder on raw bytes (percent-decoding can produce any byte).
-  if let decoded = ContentDisposition.decodeExtendedValue(bytes), let safe = FileNameSanitizer.sanitize(decoded) {
+  if let decoded = ContentDisposition.decodeExtendedValue(bytes),
+    let safe = FileNameSanitizer.sanitize(decoded)
+  {
     checkSafeFileName(safe, from: decoded)
   }
   return 0

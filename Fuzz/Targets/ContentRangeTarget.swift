@@ -5,7 +5,8 @@ public func fuzzContentRange(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
   guard let range = ContentRange(headerValue: text) else { return 0 }
   switch range {
   case .range(let first, let last, let total):
-    require(first >= 0 && first <= last && last < Int64.max, "bad bounds \(range) from \(text.debugDescription)")
+    require(
+      first >= 0 && first <= last && last < Int64.max, "bad bounds \(range) from \(text.debugDescription)")
     if let total { require(last < total, "last beyond total \(range)") }
     require(range.length == last - first + 1, "length \(String(describing: range.length)) for \(range)")
     require(range.total == total, "total accessor")

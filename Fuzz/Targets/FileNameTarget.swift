@@ -7,9 +7,12 @@ public func fuzzFileName(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let text = (bytes.first ?? 0) & 1 == 0 ? fuzzString(rest) : fuzzScalars(Array(rest))
   if let safe = FileNameSanitizer.sanitize(text) {
     checkSafeFileName(safe, from: text)
-    require(FileNameSanitizer.sanitize(safe) == safe, "sanitize is not idempotent on \(safe.debugDescription)")
+    require(
+      FileNameSanitizer.sanitize(safe) == safe, "sanitize is not idempotent on \(safe.debugDescription)")
   }
   if let safe = FileNameSanitizer.name(fromURLPath: text) { checkSafeFileName(safe, from: text) }
-  if let safe = FileNameSanitizer.name(fromURL: "http://127.0.0.1/" + text) { checkSafeFileName(safe, from: text) }
+  if let safe = FileNameSanitizer.name(fromURL: "http://127.0.0.1/" + text) {
+    checkSafeFileName(safe, from: text)
+  }
   return 0
 }

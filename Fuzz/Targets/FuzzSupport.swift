@@ -22,7 +22,8 @@ func fuzzScalars(_ bytes: [UInt8]) -> String {
   var scalars = String.UnicodeScalarView()
   var index = 0
   while index + 2 < bytes.count {
-    let value = (UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])) % 0x11_0000
+    let value =
+      (UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])) % 0x11_0000
     scalars.append(Unicode.Scalar(value) ?? "\u{FFFD}")
     index += 3
   }

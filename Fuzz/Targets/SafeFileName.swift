@@ -11,10 +11,16 @@ func checkSafeFileName(_ name: String, from input: String) {
   for scalar in name.unicodeScalars {
     require(scalar.properties.generalCategory != .control, "control character \(context)")
     require(!scalar.properties.isBidiControl, "bidi control \(context)")
-    require(![0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF].contains(scalar.value), "zero-width character \(context)")
+    require(
+      ![0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF].contains(scalar.value), "zero-width character \(context)")
   }
-  if let first = name.unicodeScalars.first { require(!first.properties.isWhitespace, "leading space \(context)") }
-  if let last = name.unicodeScalars.last { require(!last.properties.isWhitespace, "trailing space \(context)") }
-  let tail = String(decoding: name.utf8.suffix(5).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+  if let first = name.unicodeScalars.first {
+    require(!first.properties.isWhitespace, "leading space \(context)")
+  }
+  if let last = name.unicodeScalars.last {
+    require(!last.properties.isWhitespace, "trailing space \(context)")
+  }
+  let tail = String(
+    decoding: name.utf8.suffix(5).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
   require(tail != ".part" && tail != ".haul", "Haul's own suffix \(context)")
 }
