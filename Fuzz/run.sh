@@ -16,7 +16,7 @@ work="${HAUL_FUZZ_DIR:-$root/.build-fuzz}"
 target="${1:-all}"
 seconds="${2:-60}"
 
-all_targets=(content-range content-disposition retry-after entity-tag-date state-journal byte-quantity file-name command-line)
+all_targets=(content-range content-disposition retry-after entity-tag-date state-journal byte-quantity file-name command-line server-digests)
 
 # Prints "HarnessFile HaulSource..." for a target.
 sources() {
@@ -36,6 +36,9 @@ sources() {
     # `import Haul` is dropped from a copy in $work/src).
     command-line)
       echo CommandLineTarget "$r/ByteScanner.swift Sources/Haul/Options/ByteQuantity.swift Sources/Haul/Options/DownloadOptions.swift Sources/Haul/Integrity/Checksum.swift Sources/Haul/HaulError.swift $work/src/CommandLineOptions.swift" ;;
+    # ServerDigests reads headers from a ResponseHead, which brings the transport's value types along.
+    server-digests)
+      echo ServerDigestsTarget "Sources/Haul/Integrity/ServerDigests.swift Sources/Haul/Integrity/Checksum.swift Sources/Haul/Integrity/MessageDigest.swift Sources/Haul/HaulError.swift $r/RequestURL.swift Sources/Haul/Transport/Transport.swift Sources/Haul/Transport/RateLimiter.swift Sources/Haul/Transport/Monotonic.swift Sources/Haul/Locked.swift" ;;
     *) return 1 ;;
   esac
 }
@@ -45,7 +48,7 @@ build() {
   read -r harness files < <(sources "$name")
   local out="$work/bin/$name" extra=()
   mkdir -p "$work/bin" "$work/obj"
-  if [[ "$name" == state-journal ]]; then
+  if [[ "$name" == state-journal || "$name" == server-digests ]]; then
     clang -c -O1 -fsanitize=fuzzer-no-link,address -I "$root/Sources/CCrypto/include" \
       "$root/Sources/CCrypto/shim.c" -o "$work/obj/ccrypto.o"
     extra=(-Xcc "-fmodule-map-file=$root/Fuzz/Shims/CCrypto/module.modulemap" "$work/obj/ccrypto.o" -lcrypto)

@@ -1,0 +1,12 @@
+import Foundation
+
+/// Monotonic nanoseconds, cheap enough for the per-chunk path.
+enum Monotonic {
+  static func now() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+  }
+
+  static func seconds(since start: UInt64) -> Double { Double(now() &- start) / 1e9 }
+}
