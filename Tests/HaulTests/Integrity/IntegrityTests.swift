@@ -163,15 +163,25 @@ import Testing
     }.count
   }
 
-  @Test func aRangeFailingItsContentDigestIsFetchedAgainOnce() async throws {
+  /// A server that sends `Content-Digest` with every response, and a download of `/f` from it
+  /// interrupted after 100,000 of 600,000 bytes: the rest comes as a 206.
+  static func partialFromDigestServer(seed: UInt64) async throws -> (
+    server: TestServer, body: [UInt8], file: URL, directory: TemporaryDirectory
+  ) {
     let server = try TestServer()
-    let body = TestResource.random(size: 600_000, seed: 66)
+    let body = TestResource.random(size: 600_000, seed: seed)
     var resource = TestResource(body: body, etag: "\"c\"")
     resource.contentDigest = Self.contentDigest
     server.setResource("/f", resource)
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
     try await DownloadTests.makePartial(server: server, path: "/f", file: file, bytes: 100_000)
+    return (server, body, file, directory)
+  }
+
+  @Test func aRangeFailingItsContentDigestIsFetchedAgainOnce() async throws {
+    let (server, body, file, directory) = try await Self.partialFromDigestServer(seed: 66)
+    defer { withExtendedLifetime(directory) {} }
     server.updateFaults("/f") {
       $0.corruptByte = 400_000
       $0.corruptTimes = 1
@@ -186,14 +196,8 @@ import Testing
   }
 
   @Test func aRangeFailingItsContentDigestTwiceEndsTheDownload() async throws {
-    let server = try TestServer()
-    let body = TestResource.random(size: 600_000, seed: 67)
-    var resource = TestResource(body: body, etag: "\"c\"")
-    resource.contentDigest = Self.contentDigest
-    server.setResource("/f", resource)
-    let directory = try TemporaryDirectory()
-    let file = directory.file("f")
-    try await DownloadTests.makePartial(server: server, path: "/f", file: file, bytes: 100_000)
+    let (server, body, file, directory) = try await Self.partialFromDigestServer(seed: 67)
+    defer { withExtendedLifetime(directory) {} }
     server.updateFaults("/f") { $0.corruptByte = 400_000 }
     let outcome = try await DownloadTests.run(server.url("/f"), to: .file(file))
     #expect(outcome.error?.category.exitCode == 9)
