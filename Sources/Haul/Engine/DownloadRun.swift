@@ -310,6 +310,8 @@ final class DownloadRun: Sendable {
     }
     var state = ResumeState(url: recordedURL)
     var notice: String?
+    /// A state file that is not this download's must be replaced before anything else.
+    var replaceState = false
     switch try StateJournal.load(from: paths.state) {
     case .success(let saved)? where saved.url == recordedURL:
       state = saved
@@ -319,7 +321,9 @@ final class DownloadRun: Sendable {
           .fileSystem, "\(paths.part) belongs to another download (\(saved.url))",
           hint: "use --overwrite to replace it, or -o to choose another name")
       }
+      replaceState = true
     case .failure(let problem)?:
+      replaceState = true
       notice = "the saved state \(paths.state) was unusable (\(problem)); starting over"
     case nil:
       if partExisted, part.size() > 0, !options.overwrite {
@@ -356,8 +360,16 @@ final class DownloadRun: Sendable {
     // The earlier sessions' bytes are hashed while the new ones arrive.
     hasher.advance(to: prefix)
     if let notice { emit(.restarted(reason: notice)) }
-    try target.checkpointer.commit(state, truncatingTo: state.ranges.isEmpty ? 0 : nil)
-    FileIO.syncDirectory(paths.directory)
+    if replaceState {
+      try target.checkpointer.commit(state, truncatingTo: 0)
+      FileIO.syncDirectory(paths.directory)
+    } else if state.ranges.isEmpty, onDisk > 0 {
+      // Nothing else to record now: the first response's version is committed before its
+      // first byte (`accept`), and ranges are clamped to the file again at every open.
+      do { try part.truncate(to: 0) } catch {
+        throw HaulError(.fileSystem, FileErrorText.describe(error, path: paths.part), underlying: error)
+      }
+    }
     return nextLeadPlan()
   }
 

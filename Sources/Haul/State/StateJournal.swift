@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Format (text, three lines): `haul-state 1`, the state as JSON, `sha256 <hex of the JSON line>`.
 /// Writes go to a temporary file that is synced and renamed over the old one, so a crash
-/// leaves either the old state or the new one, never a torn mix.
+/// leaves either the old state or the new one, never a torn mix (the very first state is
+/// written in place: torn, it fails its checksum and the download starts over).
 enum StateJournal {
   static let magic = "haul-state"
   static let version = 1
@@ -77,6 +78,12 @@ enum StateJournal {
   static func save(_ state: ResumeState, to path: String) throws(HaulError) {
     let temporary = path + ".tmp"
     do {
+      // The first state of a download replaces nothing, so it needs no temporary file: a torn
+      // one fails its checksum, and the next run starts over rather than trust it.
+      guard FileIO.exists(path) else {
+        try FileIO.writeAll(path: path, bytes: encode(state), sync: true)
+        return
+      }
       try FileIO.writeAll(path: temporary, bytes: encode(state), sync: true)
       try FileIO.rename(temporary, to: path)
     } catch {
