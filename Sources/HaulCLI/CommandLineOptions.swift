@@ -23,7 +23,12 @@ struct CommandLineOptions: Equatable {
     let value: String
   }
 
-  var url = ""
+  /// The URLs on the command line, in order.
+  var urls: [String] = []
+  /// `-i`: a file with more URLs, one per line (`-` is standard input).
+  var inputFile: String?
+  /// `-j`: downloads at once when there are several (default 4).
+  var parallel: Int?
   /// `-o`: exactly this file.
   var output: String?
   /// `-d`: a directory for the server-suggested name; nil means the current directory.
@@ -42,6 +47,17 @@ struct CommandLineOptions: Equatable {
   var checksum: Checksum?
   /// `--no-sha256`.
   var skipSHA256 = false
+
+  /// The first URL (the only one, unless several were given).
+  var url: String {
+    get { urls.first ?? "" }
+    set { urls = [newValue] + urls.dropFirst() }
+  }
+
+  /// Several downloads in one run: more than one URL, or an input file.
+  var isBatch: Bool { urls.count > 1 || inputFile != nil }
+
+  static let defaultParallel = 4
 
   /// The library options these command-line options stand for.
   var downloadOptions: DownloadOptions {
@@ -116,6 +132,20 @@ extension CommandLineOptions {
       options, value, spelling throws(UsageError) in
       guard !value.isEmpty else { throw UsageError("\(spelling): the directory name is empty") }
       options.directory = value
+      return .proceed
+    },
+    .value("i", "input-file", "FILE", "download the URLs in FILE too, one per line ('-': standard input)") {
+      options, value, spelling throws(UsageError) in
+      guard !value.isEmpty else { throw UsageError("\(spelling): the file name is empty") }
+      options.inputFile = value
+      return .proceed
+    },
+    .value("j", "parallel", "N", "with several URLs, download N at once, 1 to 64 (default: 4)") {
+      options, value, spelling throws(UsageError) in
+      guard let count = Int(value), (1...64).contains(count) else {
+        throw UsageError("\(spelling): '\(value)' is not a number from 1 to 64")
+      }
+      options.parallel = count
       return .proceed
     },
     .value("x", "connections", "N", "connections to use, 1 to 64 (default: automatic, up to 16)") {
@@ -264,12 +294,12 @@ extension CommandLineOptions {
     if options.output != nil, options.directory != nil {
       throw UsageError("--output and --dir cannot be used together (--output names the whole path)")
     }
-    guard let url = positionals.first else { throw UsageError("no URL given") }
-    guard positionals.count == 1 else {
-      throw UsageError("unexpected argument '\(positionals[1])' (give exactly one URL)")
+    guard !positionals.isEmpty || options.inputFile != nil else { throw UsageError("no URL given") }
+    guard !positionals.contains("") else { throw UsageError("the URL is empty") }
+    options.urls = positionals
+    if options.isBatch, options.output != nil {
+      throw UsageError("--output names one file; with several URLs use --dir")
     }
-    guard !url.isEmpty else { throw UsageError("the URL is empty") }
-    options.url = url
     return .download(options)
   }
 

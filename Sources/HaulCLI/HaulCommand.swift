@@ -25,6 +25,8 @@ enum HaulCommand {
     case .version:
       sink.stdout("haul \(Haul.version)\n")
       return ExitStatus.success
+    case .download(let options) where options.isBatch:
+      return await BatchDownload.run(options, sink: sink)
     case .download(let options):
       return await download(options, sink: sink)
     }

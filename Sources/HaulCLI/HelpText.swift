@@ -6,7 +6,7 @@ enum HelpText {
     var lines = [
       "haul \(Haul.version) - resumable HTTP downloader",
       "",
-      "Usage: haul [options] URL",
+      "Usage: haul [options] URL [URL...]",
       "",
       "Downloads URL into the current directory (or FILE, or DIR). An interrupted download",
       "keeps NAME.part and NAME.haul next to NAME; run the same command again to resume.",
@@ -30,6 +30,8 @@ enum HelpText {
       "      save to /tmp/big.iso, receiving at most 2 MiB per second",
       "  haul -d downloads -H 'Authorization: Bearer TOKEN' https://example.com/report.pdf",
       "      send a header and save into ./downloads",
+      "  haul -d isos -j 8 -i urls.txt",
+      "      download every URL listed in urls.txt into ./isos, eight at a time",
       "  haul --json https://example.com/big.iso | jq -c 'select(.event != \"progress\")'",
       "      one JSON object per event on standard output",
       "",

@@ -15,9 +15,12 @@ enum JSONEventLine {
     static func optional(_ value: Double?) -> Value { value.map(Value.double) ?? .null }
   }
 
-  /// The event as one line of JSON, without the trailing newline.
-  static func encode(_ event: DownloadEvent) -> String {
-    object(fields(of: event))
+  /// The event as one line of JSON, without the trailing newline. With several URLs in one run,
+  /// `source` (the URL as given) follows `event`, so that lines can be told apart.
+  static func encode(_ event: DownloadEvent, source: String? = nil) -> String {
+    var fields = fields(of: event)
+    if let source { fields.insert(("source", .string(source)), at: 1) }
+    return object(fields)
   }
 
   /// The object for a failure that happened before any event could be sent (e.g. bad options).

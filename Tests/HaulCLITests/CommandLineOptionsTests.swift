@@ -151,7 +151,7 @@ struct CommandLineOptionsTests {
   @Test func doubleDashEndsOptions() throws {
     #expect(try options(["-q", "--", "-o"]).url == "-o")
     #expect(try options(["--", "u"]).url == "u")
-    #expect(usageError(["--", "a", "b"]) == "unexpected argument 'b' (give exactly one URL)")
+    #expect(try options(["--", "a", "-b"]).urls == ["a", "-b"])
     #expect(usageError(["--"]) == "no URL given")
     #expect(try options(["-"]).url == "-")
   }
@@ -160,7 +160,12 @@ struct CommandLineOptionsTests {
     arguments: [
       ([], "no URL given"),
       (["-q"], "no URL given"),
-      (["a", "b"], "unexpected argument 'b' (give exactly one URL)"),
+      (["-o", "f", "a", "b"], "--output names one file; with several URLs use --dir"),
+      (["-o", "f", "-i", "list"], "--output names one file; with several URLs use --dir"),
+      (["a", ""], "the URL is empty"),
+      (["-j", "0", "a", "b"], "-j: '0' is not a number from 1 to 64"),
+      (["--parallel=65", "a"], "--parallel: '65' is not a number from 1 to 64"),
+      (["-i", "", "a"], "-i: the file name is empty"),
       ([""], "the URL is empty"),
       (["--bogus", "u"], "unknown option '--bogus'"),
       (["-z", "u"], "unknown option '-z'"),
@@ -268,5 +273,28 @@ struct CommandLineOptionsTests {
     #expect(HaulCommand.reporterStyle(for: try options(["-q", "u"]), stderrIsTerminal: true) == .quiet)
     #expect(
       HaulCommand.reporterStyle(for: try options(["-q", "--json", "u"]), stderrIsTerminal: true) == .json)
+  }
+
+  @Test func severalURLsAndAnInputFile() throws {
+    let several = try options(["-d", "out", "-j", "8", "a", "b", "c"])
+    #expect(several.urls == ["a", "b", "c"] && several.isBatch && several.parallel == 8)
+    let listed = try options(["--input-file", "urls.txt"])
+    #expect(listed.urls.isEmpty && listed.inputFile == "urls.txt" && listed.isBatch)
+    #expect(try !options(["a"]).isBatch)
+    let text = "# mirrors\nhttp://h/a\n\n  http://h/b  \r\n#http://h/c\n"
+    #expect(BatchDownload.urls(inList: text) == ["http://h/a", "http://h/b"])
+    #expect(
+      try BatchDownload.allURLs(try options(["x", "-i", "-"]), readStandardInput: { Data(text.utf8) })
+        == ["x", "http://h/a", "http://h/b"])
+    #expect(throws: UsageError.self) {
+      try BatchDownload.allURLs(try options(["-i", "-"]), readStandardInput: { Data("# none\n".utf8) })
+    }
+    #expect(throws: UsageError.self) { try BatchDownload.allURLs(try options(["-i", "/nonexistent/urls"])) }
+  }
+
+  @Test func aBatchExitsWithItsFirstFailure() {
+    #expect(BatchDownload.exitStatus([0, 0, 0], interrupted: false) == 0)
+    #expect(BatchDownload.exitStatus([0, 8, 4, nil], interrupted: false) == 8)
+    #expect(BatchDownload.exitStatus([0, nil], interrupted: true) == 130)
   }
 }
