@@ -15,8 +15,13 @@ public func fuzzCommandLine(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
   }
   guard case .download(let options) = request else { return 0 }
   let context = "\(arguments)"
-  require(!options.url.isEmpty, "empty URL from \(context)")
+  require(!options.urls.isEmpty || options.inputFile != nil, "no URL from \(context)")
+  require(!options.urls.contains(""), "empty URL from \(context)")
   require(options.output == nil || options.directory == nil, "--output with --dir from \(context)")
+  require(options.output == nil || !options.isBatch, "--output with several URLs from \(context)")
+  if let parallel = options.parallel {
+    require((1...64).contains(parallel), "parallel \(parallel) from \(context)")
+  }
   if let connections = options.connections {
     require((1...64).contains(connections), "connections \(connections) from \(context)")
   }

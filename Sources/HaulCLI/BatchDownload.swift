@@ -54,6 +54,16 @@ enum BatchDownload {
       sink.stderr(HaulCommand.usageErrorText(error))
       return ExitStatus.usage
     }
+    let directory = options.directory ?? "."
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+    else {
+      // Said once, not once per URL.
+      sink.stderr(
+        "haul: the directory \(directory) does not exist\nhaul: create it first, or choose another with --dir\n"
+      )
+      return ExitStatus.code(for: HaulError(.fileSystem, "no directory"))
+    }
     let clockStart = ContinuousClock.now
     let style = HaulCommand.reporterStyle(for: options, stderrIsTerminal: Terminal.stderrIsTerminal)
     let reporter = BatchReporter(
@@ -75,8 +85,7 @@ enum BatchDownload {
       })
     defer { interrupts.stop() }
 
-    let destination = DownloadDestination.directory(
-      URL(fileURLWithPath: options.directory ?? ".", isDirectory: true))
+    let destination = DownloadDestination.directory(URL(fileURLWithPath: directory, isDirectory: true))
     let downloadOptions = options.downloadOptions
     var statuses = [Int32?](repeating: nil, count: urls.count)
     await withTaskGroup(of: (Int, Int32).self) { group in

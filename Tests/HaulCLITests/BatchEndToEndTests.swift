@@ -16,6 +16,11 @@ import Testing
     let server = try TestServer()
     let bodies = Self.serve(6, on: server, seed: 80)
     let directory = try TemporaryDirectory()
+    let missing = try await CommandEndToEndTests.run(
+      ["-d", "out", server.url("/d/f0.bin"), server.url("/d/f1.bin")], in: directory.url)
+    #expect(missing.status == 3)
+    #expect(
+      missing.stderr.components(separatedBy: "does not exist").count == 2, "said once: \(missing.stderr)")
     try FileManager.default.createDirectory(at: directory.file("out"), withIntermediateDirectories: false)
     let urls = (0..<6).map { server.url("/d/f\($0).bin") }
     let result = try await CommandEndToEndTests.run(["-j", "3", "-d", "out"] + urls, in: directory.url)
