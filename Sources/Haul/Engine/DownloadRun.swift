@@ -409,8 +409,9 @@ final class DownloadRun: Sendable {
     for handle in handles { handle.cancel() }
   }
 
-  /// Timer tick: grows the number of connections when the controller wants more.
-  private func addConnectionsIfWanted() {
+  /// Timer tick, and each accepted response: grows the number of connections when the
+  /// controller wants more.
+  fileprivate func addConnectionsIfWanted() {
     let now = Monotonic.now()
     let plans: [(Int, ConnectionPlan)] = shared.withLock { shared in
       guard shared.round.continuation != nil, shared.round.final == nil, shared.round.failures == 0,
@@ -685,6 +686,9 @@ final class DownloadRun: Sendable {
         shared.finalURL = finalURL
         let announce = fresh || !shared.round.announced
         shared.round.announced = true
+        // What is on disk was just recorded (or claimed by the saved state): the first
+        // checkpoint is due one interval from now, not at the first byte.
+        if announce { shared.lastCheckpoint = Monotonic.now() }
         return (shared.target, fresh, shared.snapshot, shared.resumedFrom ?? offset, others, announce)
       }
     guard let target else { throw HaulError(.generic, "internal: no open file for the download") }
@@ -1079,9 +1083,10 @@ private final class ConnectionSink: TransferSink {
     let (disposition, verdict) = run.receiveHead(
       head, connection: connection, plan: plan, sentRange: sentRange)
     if let verdict { self.verdict.withLock { $0 = verdict } }
-    if disposition == .deliver, verdict == nil, let check = run.beginRangeCheck(head, connection: connection)
-    {
-      rangeCheck.withLock { $0 = check }
+    if disposition == .deliver, verdict == nil {
+      if let check = run.beginRangeCheck(head, connection: connection) { rangeCheck.withLock { $0 = check } }
+      // The size may be known now: more connections start at once rather than at the next tick.
+      run.addConnectionsIfWanted()
     }
     return disposition
   }
