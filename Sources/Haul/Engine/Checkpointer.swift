@@ -14,6 +14,7 @@ final class Checkpointer: Sendable {
     var failure: HaulError?
     /// Set once the download's files are finished or removed: no state file may appear again.
     var stopped = false
+    var lastSyncNanoseconds: UInt64 = 0
   }
   private let pending = Locked(Pending())
 
@@ -24,6 +25,9 @@ final class Checkpointer: Sendable {
 
   /// The first error a background checkpoint hit (disk full, …), if any.
   var failure: HaulError? { pending.withLock { $0.failure } }
+
+  /// How long the last background checkpoint took to sync the data.
+  var lastSyncNanoseconds: UInt64 { pending.withLock { $0.lastSyncNanoseconds } }
 
   /// Records `state` soon, without blocking the caller. Every byte it claims must already be written.
   func schedule(_ state: ResumeState) {
@@ -37,9 +41,12 @@ final class Checkpointer: Sendable {
     guard startWorker else { return }
     queue.async { [self] in
       while let state = takePending() {
+        let started = Monotonic.now()
         do throws(HaulError) { try persist(state) } catch {
           pending.withLock { $0.failure = $0.failure ?? error }
         }
+        let took = Monotonic.now() &- started
+        pending.withLock { $0.lastSyncNanoseconds = took }
       }
     }
   }

@@ -106,6 +106,9 @@ final class DownloadRun: Sendable {
     /// Ranges whose `Content-Digest` failed once; failing again ends the download.
     var digestFailures: [ByteRange] = []
     var lastCheckpoint: UInt64 = 0
+    /// How long the last checkpoint's sync took: the next one starts that much earlier, so
+    /// durable progress lags by about one interval rather than an interval plus a sync.
+    var syncAllowance: UInt64 = 0
     var lastProgress: UInt64 = 0
     var speed = SpeedMeter()
 
@@ -754,7 +757,7 @@ final class DownloadRun: Sendable {
       shared.received += count
       shared.roundReceived += count
       var checkpoint: ResumeState?
-      if now &- shared.lastCheckpoint >= checkpointEvery {
+      if now &- shared.lastCheckpoint >= checkpointEvery - min(shared.syncAllowance, checkpointEvery / 2) {
         shared.lastCheckpoint = now
         checkpoint = shared.snapshot
       }
@@ -765,6 +768,8 @@ final class DownloadRun: Sendable {
     if let checkpoint, let target = shared.withLock({ $0.target }) {
       if let failure = target.checkpointer.failure { return .final(.failed(failure)) }
       target.checkpointer.schedule(checkpoint)
+      let allowance = target.checkpointer.lastSyncNanoseconds
+      shared.withLock { $0.syncAllowance = allowance }
     }
     // Bytes past the segment's end (it was split after the request) belong to another connection.
     if full, count < Int64(bytes.count) { return .segmentFull }
