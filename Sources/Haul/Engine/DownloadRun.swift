@@ -101,8 +101,9 @@ final class DownloadRun: Sendable {
     /// Bytes received over the network in this session, and in the current round.
     var received: Int64 = 0
     var roundReceived: Int64 = 0
-    /// Digests of the file front to back (see `PrefixHasher`); set with the target.
-    var hasher: PrefixHasher?
+    /// Digests of the file front to back (see `PrefixHasher`); set with the target. A hasher
+    /// that is replaced (the data starts over) stops.
+    var hasher: PrefixHasher? { didSet { if oldValue !== hasher { oldValue?.cancel() } } }
     /// Ranges whose `Content-Digest` failed once; failing again ends the download.
     var digestFailures: [ByteRange] = []
     var lastCheckpoint: UInt64 = 0
@@ -313,7 +314,7 @@ final class DownloadRun: Sendable {
     }
     var state = ResumeState(url: recordedURL)
     var notice: String?
-    /// A state file that is not this download's must be replaced before anything else.
+    // A state file that is not this download's must be replaced before anything else.
     var replaceState = false
     switch try StateJournal.load(from: paths.state) {
     case .success(let saved)? where saved.url == recordedURL:
@@ -347,7 +348,6 @@ final class DownloadRun: Sendable {
     let prefix: Int64 = shared.withLock {
       $0.paths = paths
       $0.target = target
-      $0.hasher?.cancel()
       $0.hasher = hasher
       $0.state = stateToCommit
       if let total = stateToCommit.totalBytes {
@@ -653,7 +653,6 @@ final class DownloadRun: Sendable {
           shared.state = ResumeState(
             url: recordedURL, finalURL: finalURL, totalBytes: identity.totalBytes, etag: identity.etag,
             lastModified: identity.lastModified)
-          shared.hasher?.cancel()
           shared.hasher = shared.target.map {
             PrefixHasher(part: $0.part, algorithms: hashAlgorithms(announced: announced))
           }
@@ -921,7 +920,6 @@ final class DownloadRun: Sendable {
       $0.segmentOf = [:]
       $0.streamOwner = nil
       $0.streamOffset = 0
-      $0.hasher?.cancel()
       $0.hasher = $0.target.map { PrefixHasher(part: $0.part, algorithms: hashAlgorithms(announced: nil)) }
       $0.rangesSupported = false
       $0.rangesDistrusted = true

@@ -59,10 +59,7 @@ final class PrefixHasher: @unchecked Sendable {
   {
     let result: Result<[Checksum.Algorithm: String], HaulError> = queue.sync {
       do throws(HaulError) {
-        let (hashed, failure) = progress.withLock { progress in
-          progress.available = max(progress.available, total)
-          return (progress.hashed, progress.failure)
-        }
+        let (hashed, failure) = progress.withLock { ($0.hashed, $0.failure) }
         if let failure { throw failure }
         var streamed = digests
         if hashed > total {  // cannot happen with a gap-free prefix; start over rather than guess
