@@ -128,13 +128,7 @@ enum BatchDownload {
     let forward = Task {
       for await event in download.events { events.yield((index, event)) }
     }
-    let status: Int32
-    do throws(HaulError) {
-      try await download.run()
-      status = ExitStatus.success
-    } catch {
-      status = ExitStatus.code(for: error)
-    }
+    let status = await ExitStatus.run(download)
     await forward.value
     return (index, status)
   }

@@ -142,18 +142,12 @@ extension CommandLineOptions {
     },
     .value("j", "parallel", "N", "with several URLs, download N at once, 1 to 64 (default: 4)") {
       options, value, spelling throws(UsageError) in
-      guard let count = Int(value), (1...64).contains(count) else {
-        throw UsageError("\(spelling): '\(value)' is not a number from 1 to 64")
-      }
-      options.parallel = count
+      options.parallel = try parseCount(value, spelling: spelling)
       return .proceed
     },
     .value("x", "connections", "N", "connections to use, 1 to 64 (default: automatic, up to 16)") {
       options, value, spelling throws(UsageError) in
-      guard let count = Int(value), (1...64).contains(count) else {
-        throw UsageError("\(spelling): '\(value)' is not a number from 1 to 64")
-      }
-      options.connections = count
+      options.connections = try parseCount(value, spelling: spelling)
       return .proceed
     },
     .value(nil, "limit-rate", "RATE", "receive at most RATE bytes per second (500K, 2M)") {
@@ -304,6 +298,14 @@ extension CommandLineOptions {
   }
 
   // MARK: Values
+
+  /// A count of connections or downloads: a whole number from 1 to 64.
+  static func parseCount(_ text: String, spelling: String) throws(UsageError) -> Int {
+    guard let count = Int(text), (1...64).contains(count) else {
+      throw UsageError("\(spelling): '\(text)' is not a number from 1 to 64")
+    }
+    return count
+  }
 
   /// `500K`, `2M`, `2MiB/s`: a positive number of bytes per second.
   static func parseRate(_ text: String) -> Int64? {

@@ -16,6 +16,16 @@ enum ExitStatus {
     return (1...255).contains(code) ? code : 1
   }
 
+  /// Runs `download` to its end; its status.
+  static func run(_ download: Download) async -> Int32 {
+    do throws(HaulError) {
+      try await download.run()
+      return success
+    } catch {
+      return code(for: error)
+    }
+  }
+
   /// Lines for the exit-status section of `--help`.
   static let table: [(code: Int32, meaning: String)] = [
     (0, "the file is complete"),

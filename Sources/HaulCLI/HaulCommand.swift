@@ -80,13 +80,7 @@ enum HaulCommand {
       var reporter = reporter
       for await event in download.events { reporter.handle(event) }
     }
-    let status: Int32
-    do throws(HaulError) {
-      try await download.run()
-      status = ExitStatus.success
-    } catch {
-      status = ExitStatus.code(for: error)
-    }
+    let status = await ExitStatus.run(download)
     await consumer.value
     return status
   }
