@@ -22,9 +22,9 @@ let package = Package(
       name: "CCrypto",
       linkerSettings: [.linkedLibrary("crypto")]
     ),
-    // sys/xattr.h for recording a finished file's validators.
-    .target(name: "CFileAttributes"),
-    .target(name: "Haul", dependencies: ["CCurl", "CCrypto", "CFileAttributes"]),
+    // File-system calls Swift's Glibc module lacks: extended attributes, direct I/O.
+    .target(name: "CFileSystem"),
+    .target(name: "Haul", dependencies: ["CCurl", "CCrypto", "CFileSystem"]),
     .executableTarget(name: "HaulCLI", dependencies: ["Haul"]),
     // A loopback HTTP/1.1 server with fault switches, shared by the test targets.
     .target(name: "HaulTestSupport", path: "Tests/HaulTestSupport"),

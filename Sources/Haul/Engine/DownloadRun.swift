@@ -55,6 +55,12 @@ final class DownloadRun: Sendable {
   /// Segments are never split below this many bytes.
   let minimumSplit: Int64
 
+  /// Bytes per direct write of a connection: 1 MiB, less when many connections each hold one
+  /// (about 4 MiB in all), so memory stays small and flat.
+  func stagingBlockSize(connections: Int) -> Int {
+    max(256 << 10, min(1 << 20, (4 << 20) / max(1, options.connections ?? connections)))
+  }
+
   /// The open `.part` file of a chosen target, with its checkpointer.
   struct OpenTarget: Sendable {
     let paths: DownloadPaths
@@ -89,6 +95,8 @@ final class DownloadRun: Sendable {
     /// Without a plan (size unknown) a single connection writes sequentially from here.
     var streamOwner: Int?
     var streamOffset: Int64 = 0
+    /// Bytes of the stream received after `streamOffset`, waiting in its stager.
+    var streamWaiting: Int64 = 0
     var rangesSupported = false
     /// Set after a range response could not be used: this run asks for whole responses only.
     var rangesDistrusted = false
@@ -114,6 +122,9 @@ final class DownloadRun: Sendable {
     var speed = SpeedMeter()
 
     var heldBytes: Int64 { planner?.writtenBytes ?? streamOffset }
+    /// Held bytes plus those received but still waiting in a connection's stager: what
+    /// progress shows.
+    var receivedBytes: Int64 { planner?.receivedBytes ?? streamOffset + streamWaiting }
 
     /// The state with the bytes written so far; only call after those writes completed.
     var snapshot: ResumeState {
@@ -356,6 +367,7 @@ final class DownloadRun: Sendable {
       } else {
         $0.planner = nil
         $0.streamOffset = stateToCommit.contiguousBytes
+        $0.streamWaiting = 0
       }
       if $0.resumedFrom == nil { $0.resumedFrom = $0.heldBytes }
       return $0.planner?.verifiedPrefix ?? $0.streamOffset
@@ -454,7 +466,7 @@ final class DownloadRun: Sendable {
       shared.lastProgress = now
       shared.speed.record(bytes: shared.received, at: now)
       return DownloadProgress(
-        bytes: shared.heldBytes, totalBytes: shared.state.totalBytes,
+        bytes: shared.receivedBytes, totalBytes: shared.state.totalBytes,
         bytesPerSecond: shared.speed.bytesPerSecond,
         connections: max(1, shared.round.live))
     }
@@ -667,6 +679,7 @@ final class DownloadRun: Sendable {
             shared.planner = nil
             shared.streamOwner = connection
             shared.streamOffset = 0
+            shared.streamWaiting = 0
           }
           shared.resumedFrom = 0
           if replacing { shared.rangesSupported = false }
@@ -705,50 +718,76 @@ final class DownloadRun: Sendable {
     }
   }
 
-  /// Body bytes of one connection: write them where they belong, then account for them.
-  fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer, connection: Int) -> ConnectionVerdict? {
+  /// Body bytes of one connection: hand them to its stager for where they belong, then account
+  /// for those the file now holds.
+  fileprivate func receiveBody(
+    _ bytes: UnsafeRawBufferPointer, connection: Int, stager existing: inout BlockStager?
+  ) -> ConnectionVerdict? {
     // Where these bytes go, reserved so no other connection is given them meanwhile.
     enum Slot { case stream(Int64), segment(Int, Int64, Int64), refused }
-    let (part, slot): (PartFile?, Slot) = shared.withLock { shared in
+    let waitingEnd = existing?.isHolding == true ? existing?.receivedThrough : nil
+    let now = Monotonic.now()
+    let checkpointEvery = UInt64(options.checkpointInterval * 1e9)
+    let (part, slot, live, checkpointDue): (PartFile?, Slot, Int, Bool) = shared.withLock { shared in
+      let due =
+        now &- shared.lastCheckpoint >= checkpointEvery - min(shared.syncAllowance, checkpointEvery / 2)
       if shared.streamOwner == connection, shared.planner == nil {
-        return (shared.target?.part, .stream(shared.streamOffset))
+        return (shared.target?.part, .stream(waitingEnd ?? shared.streamOffset), shared.round.live, due)
       }
       // In place (`shared.planner?`): a local copy would copy the plan's arrays on every chunk.
       guard let id = shared.segmentOf[connection],
         let reservation = shared.planner?.reserve(id, upTo: Int64(bytes.count))
-      else { return (nil, .refused) }
-      return (shared.target?.part, .segment(id, reservation.offset, reservation.count))
+      else { return (nil, .refused, 0, false) }
+      let slot = Slot.segment(id, reservation.offset, reservation.count)
+      return (shared.target?.part, slot, shared.round.live, due)
     }
     guard let part else {
       // A connection whose plan was replaced (restart by another connection): its bytes are stale.
+      existing?.discard()
       return .dropped
     }
+    let stager = existing ?? BlockStager(file: part, blockSize: stagingBlockSize(connections: live))
+    existing = stager
     let offset: Int64
     let count: Int64
     switch slot {
     case .stream(let at): (offset, count) = (at, Int64(bytes.count))
     case .segment(_, let at, let allowed): (offset, count) = (at, allowed)
-    case .refused: return .dropped
+    case .refused:
+      stager.discard()
+      return .dropped
     }
     var failure: HaulError?
-    if count > 0 {
-      do {
-        try part.write(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)]), at: offset)
-      } catch {
-        failure = HaulError(.fileSystem, FileErrorText.describe(error, path: part.path), underlying: error)
+    var written = stager.writtenThrough
+    do {
+      if count > 0 {
+        written = try stager.append(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)]), at: offset)
       }
+      // Waiting bytes go into the file before a checkpoint is taken, and on a slow connection
+      // before they are half an interval old, so a crash loses no more than it used to.
+      let waited = now > stager.waitingSince ? now - stager.waitingSince : 0
+      if stager.isHolding, checkpointDue || waited >= checkpointEvery / 2 {
+        written = try stager.flush()
+      }
+    } catch {
+      failure = HaulError(.fileSystem, FileErrorText.describe(error, path: stager.path), underlying: error)
     }
-    let now = Monotonic.now()
-    let checkpointEvery = UInt64(options.checkpointInterval * 1e9)
     let (checkpoint, full, hasher, prefix): (ResumeState?, Bool, PrefixHasher?, Int64) = shared.withLock {
       shared in
       var full = false
       switch slot {
       case .stream:
-        if failure == nil { shared.streamOffset += count }
+        if failure == nil {
+          shared.streamOffset = written
+          shared.streamWaiting = stager.receivedThrough - written
+        }
       case .segment(let id, _, _):
-        shared.planner?.commitReservation(id, succeeded: failure == nil)
-        full = shared.planner?.isFinished(id) ?? true
+        if failure == nil {
+          shared.planner?.markWritten(id, through: written)
+        } else {
+          shared.planner?.commitReservation(id, succeeded: false)
+        }
+        full = shared.planner?.isFullyReserved(id) ?? true
       case .refused:
         break
       }
@@ -773,6 +812,47 @@ final class DownloadRun: Sendable {
     // Bytes past the segment's end (it was split after the request) belong to another connection.
     if full, count < Int64(bytes.count) { return .segmentFull }
     return nil
+  }
+
+  /// Writes the bytes a connection's stager still holds, if they are still wanted where they
+  /// were reserved (a restart or a discarded range drops them). Returns a write failure.
+  fileprivate func flushStaged(_ stager: BlockStager, connection: Int) -> HaulError? {
+    guard stager.isHolding else { return nil }
+    enum Owner { case stream, segment(Int) }
+    let owner: Owner? = shared.withLock { shared in
+      if shared.streamOwner == connection, shared.planner == nil,
+        shared.streamOffset == stager.writtenThrough
+      {
+        return .stream
+      }
+      guard let id = shared.segmentOf[connection], let segment = shared.planner?.segment(id),
+        segment.cursor == stager.writtenThrough, segment.reserved == stager.receivedThrough
+      else { return nil }
+      return .segment(id)
+    }
+    guard let owner else {
+      stager.discard()
+      return nil
+    }
+    var failure: HaulError?
+    var written = stager.writtenThrough
+    do { written = try stager.flush() } catch {
+      failure = HaulError(.fileSystem, FileErrorText.describe(error, path: stager.path), underlying: error)
+    }
+    shared.withLock { shared in
+      switch owner {
+      case .stream:
+        shared.streamOffset = written
+        shared.streamWaiting = 0
+      case .segment(let id):
+        if failure == nil {
+          shared.planner?.markWritten(id, through: written)
+        } else {
+          shared.planner?.commitReservation(id, succeeded: false)
+        }
+      }
+    }
+    return failure
   }
 
   /// A connection's transfer ended: account for it, give it the next segment, or end the round.
@@ -920,6 +1000,7 @@ final class DownloadRun: Sendable {
       $0.segmentOf = [:]
       $0.streamOwner = nil
       $0.streamOffset = 0
+      $0.streamWaiting = 0
       $0.hasher = $0.target.map { PrefixHasher(part: $0.part, algorithms: hashAlgorithms(announced: nil)) }
       $0.rangesSupported = false
       $0.rangesDistrusted = true
@@ -1038,8 +1119,8 @@ final class DownloadRun: Sendable {
   func progressSnapshot() -> DownloadProgress {
     shared.withLock {
       DownloadProgress(
-        bytes: $0.heldBytes, totalBytes: $0.state.totalBytes, bytesPerSecond: $0.speed.bytesPerSecond,
-        connections: 0)
+        bytes: $0.receivedBytes, totalBytes: $0.state.totalBytes,
+        bytesPerSecond: $0.speed.bytesPerSecond, connections: 0)
     }
   }
 }
@@ -1074,6 +1155,8 @@ private final class ConnectionSink: TransferSink {
   private let verdict = Locked<DownloadRun.ConnectionVerdict?>(nil)
   /// Set when the response carries a digest of its range; touched on the event thread only.
   private let rangeCheck = Locked<RangeDigestCheck?>(nil)
+  /// This connection's bytes on their way to the file; created with the first body bytes.
+  private let stager = Locked<BlockStager?>(nil)
 
   init(run: DownloadRun, connection: Int, plan: ConnectionPlan, sentRange: Bool) {
     self.run = run
@@ -1096,19 +1179,31 @@ private final class ConnectionSink: TransferSink {
 
   func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
     rangeCheck.withLock { $0?.update(bytes) }
-    guard let verdict = run.receiveBody(bytes, connection: connection) else { return true }
+    // Taken out of its box for the write: no I/O under a lock.
+    var stager = self.stager.withLock { $0.take() }
+    let verdict = run.receiveBody(bytes, connection: connection, stager: &stager)
+    self.stager.withLock { $0 = stager }
+    guard let verdict else { return true }
     self.verdict.withLock { $0 = verdict }
     return false
   }
 
   func transferDidFinish(head: ResponseHead?, failure: TransportFailure?) {
-    let verdict = self.verdict.withLock { $0 }
+    var verdict = self.verdict.withLock { $0 }
     var mismatch: RangeDigestMismatch?
     if failure == nil, verdict == nil, let check = rangeCheck.withLock({ $0 }),
       case .mismatched(let actual) = check.finish()
     {
       mismatch = RangeDigestMismatch(
         range: check.range, algorithm: check.algorithm, expected: check.expected, actual: actual)
+    }
+    // The bytes still waiting in the stager count once they are in the file.
+    if let stager = self.stager.withLock({ $0.take() }) {
+      if mismatch != nil {
+        stager.discard()
+      } else if let error = run.flushStaged(stager, connection: connection) {
+        verdict = .final(.failed(error))
+      }
     }
     run.connectionEnded(connection, plan: plan, verdict: verdict, failure: failure, mismatch: mismatch)
   }

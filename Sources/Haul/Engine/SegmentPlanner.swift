@@ -6,8 +6,8 @@
 /// takes the second half of the largest range still being fetched (work stealing), so that
 /// all connections finish together. Halves are never smaller than `minimumSplit`.
 struct SegmentPlanner: Sendable, Equatable {
-  /// One connection's share: it writes `[cursor, end)` in order; `[start, cursor)` is written
-  /// and `[cursor, reserved)` is being written right now (never stolen).
+  /// One connection's share: it writes `[cursor, end)` in order; `[start, cursor)` is in the
+  /// file and `[cursor, reserved)` is received but still on its way there (never stolen).
   struct Segment: Sendable, Equatable {
     let id: Int
     let start: Int64
@@ -45,6 +45,9 @@ struct SegmentPlanner: Sendable, Equatable {
   }
 
   var writtenBytes: Int64 { written.reduce(0) { $0 + $1.count } }
+
+  /// Written bytes plus those received but not yet written (`[cursor, reserved)`).
+  var receivedBytes: Int64 { active.reduce(writtenBytes) { $0 + $1.reserved - $1.cursor } }
 
   var isComplete: Bool { active.isEmpty && (total == 0 || held == [ByteRange(start: 0, end: total)]) }
 
@@ -88,18 +91,23 @@ struct SegmentPlanner: Sendable, Equatable {
 
   func segment(_ id: Int) -> Segment? { active.first { $0.id == id } }
 
-  /// Reserves up to `count` bytes at the segment's cursor for a write about to happen, so no
-  /// other connection can be given them; returns where to write and how many (0 at its end).
+  /// Reserves up to `count` bytes after the segment's last reservation for bytes just received,
+  /// so no other connection can be given them; returns where they go and how many (0 at its end).
+  /// Reservations stack up while the bytes wait in a connection's block (see `BlockStager`).
   mutating func reserve(_ id: Int, upTo count: Int64) -> (offset: Int64, count: Int64)? {
-    guard let index = active.firstIndex(where: { $0.id == id }),
-      active[index].reserved == active[index].cursor
-    else { return nil }
-    let allowed = max(0, min(count, active[index].end - active[index].cursor))
+    guard let index = active.firstIndex(where: { $0.id == id }) else { return nil }
+    let allowed = max(0, min(count, active[index].end - active[index].reserved))
     active[index].reserved += allowed
-    return (active[index].cursor, allowed)
+    return (active[index].reserved - allowed, allowed)
   }
 
-  /// Marks the reserved bytes written (`succeeded`) or gives them back.
+  /// The file now holds the segment's reserved bytes up to `offset`.
+  mutating func markWritten(_ id: Int, through offset: Int64) {
+    guard let index = active.firstIndex(where: { $0.id == id }) else { return }
+    active[index].cursor = min(max(active[index].cursor, offset), active[index].reserved)
+  }
+
+  /// Marks all reserved bytes written (`succeeded`) or gives back those not yet written.
   mutating func commitReservation(_ id: Int, succeeded: Bool) {
     guard let index = active.firstIndex(where: { $0.id == id }) else { return }
     if succeeded {
@@ -113,6 +121,12 @@ struct SegmentPlanner: Sendable, Equatable {
   func isFinished(_ id: Int) -> Bool {
     guard let segment = segment(id) else { return true }
     return segment.cursor >= segment.end
+  }
+
+  /// Whether every byte of the segment has been received (some may not be written yet).
+  func isFullyReserved(_ id: Int) -> Bool {
+    guard let segment = segment(id) else { return true }
+    return segment.reserved >= segment.end
   }
 
   /// Keeps the segment whole until its response's digest is checked (see `Segment.pinned`).

@@ -1,4 +1,4 @@
-import CFileAttributes
+import CFileSystem
 
 #if canImport(Glibc)
   import Glibc

@@ -66,6 +66,35 @@ import Testing
     #expect(after?.offset == 50 && after?.count == 0)
   }
 
+  @Test func receivedBytesCountOnlyOnceWritten() throws {
+    var planner = SegmentPlanner(total: 1000, held: [], minimumSplit: 10)
+    let segment = planner.open(0, 1000)
+    // Reservations stack up while the bytes wait in a connection's block.
+    #expect(planner.reserve(segment.id, upTo: 300)?.offset == 0)
+    #expect(planner.reserve(segment.id, upTo: 300)?.offset == 300)
+    planner.markWritten(segment.id, through: 256)
+    #expect(planner.written == [Self.range(0, 256)])
+    #expect(planner.verifiedPrefix == 256)
+    // Never past what was reserved; never backwards.
+    planner.markWritten(segment.id, through: 900)
+    #expect(planner.segment(segment.id)?.cursor == 600)
+    planner.markWritten(segment.id, through: 100)
+    #expect(planner.segment(segment.id)?.cursor == 600)
+    #expect(!planner.isFullyReserved(segment.id))
+    _ = planner.reserve(segment.id, upTo: 500)
+    #expect(planner.isFullyReserved(segment.id) && !planner.isFinished(segment.id))
+  }
+
+  @Test func releaseDropsReceivedButUnwrittenBytes() throws {
+    var planner = SegmentPlanner(total: 100, held: [], minimumSplit: 10)
+    let segment = planner.open(0, 100)
+    _ = planner.reserve(segment.id, upTo: 60)
+    planner.markWritten(segment.id, through: 40)
+    planner.release(segment.id)
+    #expect(planner.held == [Self.range(0, 40)])
+    #expect(planner.unassigned == [Self.range(40, 100)])
+  }
+
   @Test func failedWritesAreGivenBack() throws {
     var planner = SegmentPlanner(total: 100, held: [], minimumSplit: 10)
     let segment = planner.open(0, 100)

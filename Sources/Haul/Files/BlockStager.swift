@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Collects one connection's bytes, which arrive in order, into aligned blocks that
+/// `PartFile.writeDirect` writes past the page cache. The bytes before the first block boundary
+/// and a last partial block (`flush`) go through the page cache. Where the file system has no
+/// direct I/O, bytes are written as they come, without a copy.
+///
+/// Received is not written: the engine counts bytes as held only up to `writtenThrough`, so a
+/// checkpoint never claims bytes still waiting here.
+///
+/// Not thread-safe: one connection uses it, one callback at a time.
+final class BlockStager {
+  private let file: PartFile
+  private let block: UnsafeMutableRawBufferPointer
+  /// The file offset of `block[0]` (aligned) and how many bytes wait there.
+  private var blockStart: Int64 = 0
+  private var filled = 0
+  /// The file holds this connection's bytes, in order, up to here.
+  private(set) var writtenThrough: Int64 = 0
+  /// When the oldest waiting byte arrived (`Monotonic`), so slow connections flush in time.
+  private(set) var waitingSince: UInt64 = 0
+
+  /// - Parameter blockSize: bytes per direct write, rounded up to the alignment.
+  init(file: PartFile, blockSize: Int) {
+    let alignment = PartFile.directAlignment
+    let size = max(alignment, (blockSize + alignment - 1) / alignment * alignment)
+    self.file = file
+    self.block = .allocate(byteCount: size, alignment: alignment)
+  }
+
+  deinit { block.deallocate() }
+
+  var path: String { file.path }
+
+  /// Whether received bytes wait to be written.
+  var isHolding: Bool { filled > 0 }
+
+  /// Where the next bytes are expected: the end of those received so far.
+  var receivedThrough: Int64 { filled > 0 ? blockStart + Int64(filled) : writtenThrough }
+
+  /// Takes bytes that belong at `offset` (right after the previous ones; elsewhere, the waiting
+  /// bytes are flushed first). Returns how far the file now holds this connection's bytes.
+  @discardableResult
+  func append(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) -> Int64 {
+    if filled > 0, offset != receivedThrough { try flush() }
+    var rest = bytes
+    var position = offset
+    if filled == 0 {
+      writtenThrough = position
+      guard file.writesDirectly else {
+        try file.write(rest, at: position)
+        writtenThrough = position + Int64(rest.count)
+        return writtenThrough
+      }
+      // Up to the first block boundary through the page cache.
+      let alignment = Int64(PartFile.directAlignment)
+      let head = Int(min(Int64(rest.count), (alignment - position % alignment) % alignment))
+      if head > 0 {
+        try file.write(UnsafeRawBufferPointer(rebasing: rest[0..<head]), at: position)
+        rest = UnsafeRawBufferPointer(rebasing: rest[head...])
+        position += Int64(head)
+        writtenThrough = position
+      }
+      blockStart = position
+    }
+    if filled == 0, !rest.isEmpty { waitingSince = Monotonic.now() }
+    while !rest.isEmpty {
+      let count = min(rest.count, block.count - filled)
+      UnsafeMutableRawBufferPointer(rebasing: block[filled..<filled + count])
+        .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[0..<count]))
+      filled += count
+      rest = UnsafeRawBufferPointer(rebasing: rest[count...])
+      if filled == block.count {
+        try file.writeDirect(UnsafeRawBufferPointer(block), at: blockStart)
+        blockStart += Int64(filled)
+        filled = 0
+        writtenThrough = blockStart
+        if !rest.isEmpty { waitingSince = Monotonic.now() }
+      }
+    }
+    return writtenThrough
+  }
+
+  /// Writes the bytes still waiting (whole aligned pages directly, the rest through the page
+  /// cache). Returns how far the file now holds this connection's bytes.
+  @discardableResult
+  func flush() throws(SystemError) -> Int64 {
+    guard filled > 0 else { return writtenThrough }
+    let aligned = filled / PartFile.directAlignment * PartFile.directAlignment
+    if aligned > 0 {
+      try file.writeDirect(UnsafeRawBufferPointer(rebasing: block[0..<aligned]), at: blockStart)
+    }
+    if aligned < filled {
+      try file.write(
+        UnsafeRawBufferPointer(rebasing: block[aligned..<filled]), at: blockStart + Int64(aligned))
+    }
+    blockStart += Int64(filled)
+    filled = 0
+    writtenThrough = blockStart
+    return writtenThrough
+  }
+
+  /// Forgets the bytes still waiting (their range is fetched again, or was replaced).
+  func discard() { filled = 0 }
+}
+
+@available(*, unavailable)
+extension BlockStager: Sendable {}

@@ -1,0 +1,85 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import Haul
+
+/// One connection's bytes reach the file exactly, whatever the chunking; only bytes in the
+/// file count as written, and waiting bytes can be flushed or dropped.
+@Suite struct BlockStagerTests {
+  static let block = 4 * PartFile.directAlignment
+
+  static func contents(_ part: PartFile) throws -> [UInt8] {
+    try FileIO.readAll(path: part.path, limit: 1 << 30).get()
+  }
+
+  static func append(
+    _ body: [UInt8], from start: Int, to end: Int, at offset: Int64, chunks: inout SplitMix64,
+    into stager: BlockStager
+  ) throws {
+    var position = start
+    while position < end {
+      let count = min(end - position, 1 + Int(chunks.next() % 7_000))
+      let written = try body.withUnsafeBytes {
+        try stager.append(
+          UnsafeRawBufferPointer(rebasing: $0[position..<position + count]),
+          at: offset + Int64(position - start))
+      }
+      position += count
+      #expect(written <= offset + Int64(position - start))
+      #expect(stager.receivedThrough == offset + Int64(position - start))
+    }
+  }
+
+  @Test(arguments: [true, false])
+  func bytesFromAnUnalignedOffsetLandExactly(directIO: Bool) throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path, directIO: directIO)
+    let body = TestResource.random(size: 100_000, seed: 81)
+    let offset: Int64 = 1_234
+    let stager = BlockStager(file: part, blockSize: Self.block)
+    var chunks = SplitMix64(seed: 81)
+    try Self.append(body, from: 0, to: body.count, at: offset, chunks: &chunks, into: stager)
+    if part.writesDirectly {
+      // Whole blocks only: the head up to the first boundary, then blocks after it.
+      let boundary = Int64(PartFile.directAlignment)
+      #expect((stager.writtenThrough - boundary) % Int64(Self.block) == 0)
+      #expect(stager.isHolding)
+    } else {
+      #expect(stager.writtenThrough == offset + Int64(body.count))
+    }
+    #expect(try stager.flush() == offset + Int64(body.count))
+    #expect(!stager.isHolding)
+    let file = try Self.contents(part)
+    #expect(file.count == Int(offset) + body.count)
+    #expect(Array(file[Int(offset)...]) == body)
+  }
+
+  @Test func waitingBytesAreNotInTheFileUntilFlushed() throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path)
+    try #require(part.writesDirectly, "direct I/O on the test's file system")
+    let stager = BlockStager(file: part, blockSize: Self.block)
+    let body = TestResource.random(size: Self.block + 100, seed: 82)
+    let written = try body.withUnsafeBytes { try stager.append($0, at: 0) }
+    #expect(written == Int64(Self.block))
+    #expect(try Self.contents(part).count == Self.block)
+    stager.discard()
+    #expect(stager.receivedThrough == Int64(Self.block))
+    #expect(try Self.contents(part) == Array(body[0..<Self.block]))
+  }
+
+  @Test func bytesElsewhereFlushTheWaitingOnesFirst() throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path)
+    let stager = BlockStager(file: part, blockSize: Self.block)
+    let first = TestResource.random(size: 5_000, seed: 83)
+    let second = TestResource.random(size: 3_000, seed: 84)
+    try first.withUnsafeBytes { _ = try stager.append($0, at: 0) }
+    try second.withUnsafeBytes { _ = try stager.append($0, at: 10_000) }
+    #expect(try stager.flush() == 13_000)
+    let file = try Self.contents(part)
+    #expect(Array(file[0..<5_000]) == first)
+    #expect(Array(file[10_000..<13_000]) == second)
+  }
+}
