@@ -728,19 +728,22 @@ final class DownloadRun: Sendable {
     let waitingEnd = existing?.isHolding == true ? existing?.receivedThrough : nil
     let now = Monotonic.now()
     let checkpointEvery = UInt64(options.checkpointInterval * 1e9)
-    let (part, slot, live, checkpointDue): (PartFile?, Slot, Int, Bool) = shared.withLock { shared in
-      let due =
-        now &- shared.lastCheckpoint >= checkpointEvery - min(shared.syncAllowance, checkpointEvery / 2)
-      if shared.streamOwner == connection, shared.planner == nil {
-        return (shared.target?.part, .stream(waitingEnd ?? shared.streamOffset), shared.round.live, due)
+    // `inlineHasher`: the file's hasher, unless these bytes await their range's digest check.
+    let (part, slot, live, checkpointDue, inlineHasher): (PartFile?, Slot, Int, Bool, PrefixHasher?) =
+      shared.withLock { shared in
+        let due =
+          now &- shared.lastCheckpoint >= checkpointEvery - min(shared.syncAllowance, checkpointEvery / 2)
+        if shared.streamOwner == connection, shared.planner == nil {
+          let slot = Slot.stream(waitingEnd ?? shared.streamOffset)
+          return (shared.target?.part, slot, shared.round.live, due, shared.hasher)
+        }
+        // In place (`shared.planner?`): a local copy would copy the plan's arrays on every chunk.
+        guard let id = shared.segmentOf[connection],
+          let reservation = shared.planner?.reserve(id, upTo: Int64(bytes.count))
+        else { return (nil, .refused, 0, false, nil) }
+        let slot = Slot.segment(id, reservation.offset, reservation.count)
+        return (shared.target?.part, slot, shared.round.live, due, reservation.pinned ? nil : shared.hasher)
       }
-      // In place (`shared.planner?`): a local copy would copy the plan's arrays on every chunk.
-      guard let id = shared.segmentOf[connection],
-        let reservation = shared.planner?.reserve(id, upTo: Int64(bytes.count))
-      else { return (nil, .refused, 0, false) }
-      let slot = Slot.segment(id, reservation.offset, reservation.count)
-      return (shared.target?.part, slot, shared.round.live, due)
-    }
     guard let part else {
       // A connection whose plan was replaced (restart by another connection): its bytes are stale.
       existing?.discard()
@@ -761,13 +764,14 @@ final class DownloadRun: Sendable {
     var written = stager.writtenThrough
     do {
       if count > 0 {
-        written = try stager.append(UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)]), at: offset)
+        written = try stager.append(
+          UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)]), at: offset, hasher: inlineHasher)
       }
       // Waiting bytes go into the file before a checkpoint is taken, and on a slow connection
       // before they are half an interval old, so a crash loses no more than it used to.
       let waited = now > stager.waitingSince ? now - stager.waitingSince : 0
       if stager.isHolding, checkpointDue || waited >= checkpointEvery / 2 {
-        written = try stager.flush()
+        written = try stager.flush(hasher: inlineHasher)
       }
     } catch {
       failure = HaulError(.fileSystem, FileErrorText.describe(error, path: stager.path), underlying: error)
@@ -819,16 +823,16 @@ final class DownloadRun: Sendable {
   fileprivate func flushStaged(_ stager: BlockStager, connection: Int) -> HaulError? {
     guard stager.isHolding else { return nil }
     enum Owner { case stream, segment(Int) }
-    let owner: Owner? = shared.withLock { shared in
+    let (owner, hasher): (Owner?, PrefixHasher?) = shared.withLock { shared in
       if shared.streamOwner == connection, shared.planner == nil,
         shared.streamOffset == stager.writtenThrough
       {
-        return .stream
+        return (.stream, shared.hasher)
       }
       guard let id = shared.segmentOf[connection], let segment = shared.planner?.segment(id),
         segment.cursor == stager.writtenThrough, segment.reserved == stager.receivedThrough
-      else { return nil }
-      return .segment(id)
+      else { return (nil, nil) }
+      return (.segment(id), segment.pinned ? nil : shared.hasher)
     }
     guard let owner else {
       stager.discard()
@@ -836,7 +840,7 @@ final class DownloadRun: Sendable {
     }
     var failure: HaulError?
     var written = stager.writtenThrough
-    do { written = try stager.flush() } catch {
+    do { written = try stager.flush(hasher: hasher) } catch {
       failure = HaulError(.fileSystem, FileErrorText.describe(error, path: stager.path), underlying: error)
     }
     shared.withLock { shared in

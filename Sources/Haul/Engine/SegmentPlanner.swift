@@ -94,11 +94,11 @@ struct SegmentPlanner: Sendable, Equatable {
   /// Reserves up to `count` bytes after the segment's last reservation for bytes just received,
   /// so no other connection can be given them; returns where they go and how many (0 at its end).
   /// Reservations stack up while the bytes wait in a connection's block (see `BlockStager`).
-  mutating func reserve(_ id: Int, upTo count: Int64) -> (offset: Int64, count: Int64)? {
+  mutating func reserve(_ id: Int, upTo count: Int64) -> (offset: Int64, count: Int64, pinned: Bool)? {
     guard let index = active.firstIndex(where: { $0.id == id }) else { return nil }
     let allowed = max(0, min(count, active[index].end - active[index].reserved))
     active[index].reserved += allowed
-    return (active[index].reserved - allowed, allowed)
+    return (active[index].reserved - allowed, allowed, active[index].pinned)
   }
 
   /// The file now holds the segment's reserved bytes up to `offset`.

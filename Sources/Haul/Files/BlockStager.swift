@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// Collects one connection's bytes, which arrive in order, into aligned blocks that
 /// `PartFile.writeDirect` writes past the page cache. The bytes before the first block boundary
 /// and a last partial block (`flush`) go through the page cache. Where the file system has no
@@ -11,6 +5,9 @@
 ///
 /// Received is not written: the engine counts bytes as held only up to `writtenThrough`, so a
 /// checkpoint never claims bytes still waiting here.
+///
+/// Given the file's hasher, bytes that continue its hashed prefix are hashed on its thread
+/// while they are written: no second read, and the wait is the longer of the two, not the sum.
 ///
 /// Not thread-safe: one connection uses it, one callback at a time.
 final class BlockStager {
@@ -45,14 +42,16 @@ final class BlockStager {
   /// Takes bytes that belong at `offset` (right after the previous ones; elsewhere, the waiting
   /// bytes are flushed first). Returns how far the file now holds this connection's bytes.
   @discardableResult
-  func append(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) -> Int64 {
-    if filled > 0, offset != receivedThrough { try flush() }
+  func append(
+    _ bytes: UnsafeRawBufferPointer, at offset: Int64, hasher: PrefixHasher? = nil
+  ) throws(SystemError) -> Int64 {
+    if filled > 0, offset != receivedThrough { try flush(hasher: hasher) }
     var rest = bytes
     var position = offset
     if filled == 0 {
       writtenThrough = position
       guard file.writesDirectly else {
-        try file.write(rest, at: position)
+        try put(rest, at: position, direct: false, hasher: hasher)
         writtenThrough = position + Int64(rest.count)
         return writtenThrough
       }
@@ -60,7 +59,7 @@ final class BlockStager {
       let alignment = Int64(PartFile.directAlignment)
       let head = Int(min(Int64(rest.count), (alignment - position % alignment) % alignment))
       if head > 0 {
-        try file.write(UnsafeRawBufferPointer(rebasing: rest[0..<head]), at: position)
+        try put(UnsafeRawBufferPointer(rebasing: rest[0..<head]), at: position, direct: false, hasher: hasher)
         rest = UnsafeRawBufferPointer(rebasing: rest[head...])
         position += Int64(head)
         writtenThrough = position
@@ -75,7 +74,7 @@ final class BlockStager {
       filled += count
       rest = UnsafeRawBufferPointer(rebasing: rest[count...])
       if filled == block.count {
-        try file.writeDirect(UnsafeRawBufferPointer(block), at: blockStart)
+        try put(UnsafeRawBufferPointer(block), at: blockStart, direct: true, hasher: hasher)
         blockStart += Int64(filled)
         filled = 0
         writtenThrough = blockStart
@@ -88,20 +87,36 @@ final class BlockStager {
   /// Writes the bytes still waiting (whole aligned pages directly, the rest through the page
   /// cache). Returns how far the file now holds this connection's bytes.
   @discardableResult
-  func flush() throws(SystemError) -> Int64 {
+  func flush(hasher: PrefixHasher? = nil) throws(SystemError) -> Int64 {
     guard filled > 0 else { return writtenThrough }
     let aligned = filled / PartFile.directAlignment * PartFile.directAlignment
     if aligned > 0 {
-      try file.writeDirect(UnsafeRawBufferPointer(rebasing: block[0..<aligned]), at: blockStart)
+      try put(
+        UnsafeRawBufferPointer(rebasing: block[0..<aligned]), at: blockStart, direct: true, hasher: hasher)
     }
     if aligned < filled {
-      try file.write(
-        UnsafeRawBufferPointer(rebasing: block[aligned..<filled]), at: blockStart + Int64(aligned))
+      try put(
+        UnsafeRawBufferPointer(rebasing: block[aligned..<filled]), at: blockStart + Int64(aligned),
+        direct: false, hasher: hasher)
     }
     blockStart += Int64(filled)
     filled = 0
     writtenThrough = blockStart
     return writtenThrough
+  }
+
+  /// Writes `bytes` at `offset`, hashing them at the same time when they continue the hasher's prefix.
+  private func put(
+    _ bytes: UnsafeRawBufferPointer, at offset: Int64, direct: Bool, hasher: PrefixHasher?
+  ) throws(SystemError) {
+    let pending = hasher?.beginInline(bytes, at: offset)
+    do {
+      if direct { try file.writeDirect(bytes, at: offset) } else { try file.write(bytes, at: offset) }
+    } catch {
+      if pending?.wait() == true { hasher?.forgetInlineBytes() }
+      throw error
+    }
+    _ = pending?.wait()
   }
 
   /// Forgets the bytes still waiting (their range is fetched again, or was replaced).

@@ -1,10 +1,10 @@
 import Foundation
 
 /// Digests of the whole file, computed front to back on a thread of their own while the
-/// download goes on: the engine reports how far the file is written without a gap, and the
-/// hasher reads those bytes back (from the page cache: they were just written) and hashes them.
-/// The transfer thread never waits for hashing, so with two cores verification costs little
-/// wall time; `finish` hashes whatever is left.
+/// download goes on. Bytes that continue the hashed prefix are hashed from memory while they
+/// are written (`hashInline`, one connection's usual case: no second read); otherwise the engine
+/// reports how far the file is written without a gap and the hasher reads those bytes back.
+/// `finish` hashes whatever is left.
 ///
 /// Thread-safety: `progress` sits behind its lock; the digests and the read buffer are only
 /// touched on `queue` (serial), which is why the class may be shared.
@@ -21,8 +21,13 @@ final class PrefixHasher: @unchecked Sendable {
     var workerQueued = false
     var cancelled = false
     var failure: HaulError?
+    /// Bytes read back from the file to hash them (not hashed inline).
+    var readBack: Int64 = 0
   }
   private let progress = Locked(Progress())
+
+  /// How many bytes were read back from the file to hash them, `finish` included.
+  var bytesReadBack: Int64 { progress.withLock { $0.readBack } }
   /// Only on `queue`.
   private var digests: [Checksum.Algorithm: MessageDigest] = [:]
   private var buffer: [UInt8] = []
@@ -51,6 +56,65 @@ final class PrefixHasher: @unchecked Sendable {
 
   /// Stops hashing for good (the data is being replaced).
   func cancel() { progress.withLock { $0.cancelled = true } }
+
+  /// How many bytes before `offset` must be read back before bytes at `offset` can be hashed
+  /// inline, or nil if they cannot be now: a read-back is running, or the gap is not yet in
+  /// the reported prefix or larger than a batch (the read-back catches up first).
+  private func inlineGap(at offset: Int64) -> Int64? {
+    progress.withLock { progress in
+      guard !progress.cancelled, progress.failure == nil, !progress.workerQueued,
+        progress.hashed <= offset
+      else { return nil }
+      let gap = offset - progress.hashed
+      guard gap == 0 || (offset <= progress.available && gap <= batch) else { return nil }
+      return gap
+    }
+  }
+
+  /// Starts hashing `bytes`, which the caller writes at `offset` meanwhile, if they continue
+  /// the hashed prefix (after reading back a small gap; else nil: they are read back once
+  /// reported). The caller must call `wait()` on the result before it touches or frees the bytes.
+  func beginInline(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> InlineHash? {
+    guard let gap = inlineGap(at: offset) else { return nil }
+    let pending = InlineHash()
+    // Lent until `wait()` returns, which the caller must reach before reusing the memory.
+    nonisolated(unsafe) let lent = bytes
+    queue.async(group: pending.group) { [self] in
+      // Only the engine's thread starts read-backs, and it is busy writing these bytes.
+      guard inlineGap(at: offset) == gap else { return }
+      do throws(HaulError) {
+        try hash(from: offset - gap, to: offset, into: Array(digests.values))
+      } catch {
+        progress.withLock { if !$0.cancelled { $0.failure = error } }
+        return
+      }
+      for digest in digests.values { digest.update(lent) }
+      progress.withLock { $0.hashed = offset + Int64(lent.count) }
+      pending.hashed.withLock { $0 = true }
+    }
+    return pending
+  }
+
+  /// A hash started by `beginInline`.
+  final class InlineHash: Sendable {
+    fileprivate let group = DispatchGroup()
+    fileprivate let hashed = Locked(false)
+
+    /// Waits for the hash; true if the bytes were hashed.
+    func wait() -> Bool {
+      group.wait()
+      return hashed.withLock { $0 }
+    }
+  }
+
+  /// Bytes hashed inline did not reach the file (a failed write): hash the file again from its
+  /// start, by reading it back, so the digests describe what the file holds.
+  func forgetInlineBytes() {
+    queue.async { [self] in
+      for algorithm in digests.keys { digests[algorithm] = try? MessageDigest(algorithm.digest) }
+      progress.withLock { $0.hashed = 0 }
+    }
+  }
 
   /// The digests of `[0, total)` for `algorithms` (and any streamed ones), hashing what is left and
   /// reading the file once more for any algorithm that was not streamed.
@@ -140,6 +204,7 @@ final class PrefixHasher: @unchecked Sendable {
         for digest in digests { digest.update(chunk) }
       }
       position += Int64(count)
+      progress.withLock { $0.readBack += Int64(count) }
     }
   }
 }

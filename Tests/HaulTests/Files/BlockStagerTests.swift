@@ -82,4 +82,40 @@ import Testing
     #expect(Array(file[0..<5_000]) == first)
     #expect(Array(file[10_000..<13_000]) == second)
   }
+
+  /// With the file's hasher, one connection's bytes are hashed as they are written, whatever
+  /// the chunking: from the file's start nothing is read back; after earlier bytes (a resume),
+  /// those are read back and inline hashing takes over once the read-back has caught up.
+  @Test(arguments: [(0, true), (0, false), (5_000, true), (5_000, false)])
+  func bytesAreHashedWhileWritten(offset: Int, directIO: Bool) throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path, directIO: directIO)
+    let body = TestResource.random(size: 1_000_000, seed: 85)
+    try body.withUnsafeBytes { try part.write(UnsafeRawBufferPointer(rebasing: $0[0..<offset]), at: 0) }
+    let batch = 64 << 10
+    let hasher = PrefixHasher(part: part, algorithms: [.sha256], batch: Int64(batch))
+    hasher.advance(to: Int64(offset))
+    let stager = BlockStager(file: part, blockSize: Self.block)
+    var chunks = SplitMix64(seed: 85)
+    var position = offset
+    while position < body.count {
+      let count = min(body.count - position, 1 + Int(chunks.next() % 9_000))
+      let written = try body.withUnsafeBytes {
+        try stager.append(
+          UnsafeRawBufferPointer(rebasing: $0[position..<position + count]), at: Int64(position),
+          hasher: hasher)
+      }
+      hasher.advance(to: written)
+      position += count
+    }
+    hasher.advance(to: try stager.flush(hasher: hasher))
+    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
+    #expect(digests[.sha256] == IntegrityTests.hex(body))
+    if offset == 0 {
+      #expect(hasher.bytesReadBack == 0)
+    } else {
+      #expect(hasher.bytesReadBack >= Int64(offset))
+      #expect(hasher.bytesReadBack <= Int64(offset + 2 * batch + 2 * Self.block))
+    }
+  }
 }

@@ -46,4 +46,36 @@ import Testing
     let hasher = PrefixHasher(part: part, algorithms: [.sha256])
     #expect(throws: HaulError.self) { try hasher.finish(total: 10, algorithms: [.sha256]) }
   }
+
+  /// Bytes hashed inline while being written need no second read; bytes out of order are
+  /// refused and read back instead.
+  @Test func inlineBytesAreNotReadAgain() throws {
+    let directory = try TemporaryDirectory()
+    let body = TestResource.random(size: 1_000_000, seed: 71)
+    let part = try Self.partFile(body, in: directory)
+    let hasher = PrefixHasher(part: part, algorithms: [.sha256], batch: 1 << 30)
+    try body.withUnsafeBytes { raw in
+      #expect(hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[100..<200]), at: 100) == nil)
+      let first = try #require(hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<600_000]), at: 0))
+      #expect(first.wait())
+    }
+    hasher.advance(to: 600_000)
+    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
+    #expect(digests[.sha256] == IntegrityTests.hex(body))
+    #expect(hasher.bytesReadBack == 400_000)
+  }
+
+  /// Inline bytes whose write failed are forgotten: the digests come from the file.
+  @Test func forgottenInlineBytesAreHashedFromTheFile() throws {
+    let directory = try TemporaryDirectory()
+    let body = TestResource.random(size: 300_000, seed: 72)
+    let part = try Self.partFile(body, in: directory)
+    let hasher = PrefixHasher(part: part, algorithms: [.sha256])
+    let other = [UInt8](repeating: 0xAB, count: 100_000)
+    let inline = other.withUnsafeBytes { hasher.beginInline($0, at: 0)?.wait() }
+    #expect(inline == true)
+    hasher.forgetInlineBytes()
+    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
+    #expect(digests[.sha256] == IntegrityTests.hex(body))
+  }
 }
