@@ -1,20 +1,33 @@
-import Foundation
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// A value behind a lock, for state shared between threads.
 ///
 /// Why not `Synchronization.Mutex`: on Linux it hands a contended lock over in the kernel,
 /// which ThreadSanitizer cannot see, so every contended use reads as a data race and the
-/// sanitizer run in CI would be noise. `NSLock` is a pthread mutex, which it understands.
+/// sanitizer run in CI would be noise. A pthread mutex it understands (and `NSLock`, the same
+/// thing, would load all of Foundation).
 /// Rules as for any lock here: no I/O and no continuation resumes inside `withLock`.
 final class Locked<Value>: @unchecked Sendable {
-  private let lock = NSLock()
+  private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
   private var value: Value
 
-  init(_ value: Value) { self.value = value }
+  init(_ value: Value) {
+    self.value = value
+    pthread_mutex_init(mutex, nil)
+  }
+
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+  }
 
   func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-    lock.lock()
-    defer { lock.unlock() }
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
     return try body(&value)
   }
 }

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Haul
 
 #if canImport(Glibc)
@@ -14,31 +14,56 @@ enum BatchDownload {
   /// URLs from an input file: one per line; blank lines and lines starting with `#` are skipped.
   static func urls(inList text: String) -> [String] {
     text.split(whereSeparator: \.isNewline).compactMap { line in
-      let url = line.trimmingCharacters(in: .whitespaces)
-      return url.isEmpty || url.hasPrefix("#") ? nil : url
+      guard let first = line.firstIndex(where: { !$0.isWhitespace }),
+        let last = line.lastIndex(where: { !$0.isWhitespace })
+      else { return nil }
+      let url = String(line[first...last])
+      return url.hasPrefix("#") ? nil : url
     }
   }
 
   /// The command line's URLs followed by the input file's.
   static func allURLs(
     _ options: CommandLineOptions,
-    readStandardInput: () -> Data = {
-      FileHandle.standardInput.readDataToEndOfFile()
-    }
+    readStandardInput: () -> Data = { (try? readAll(STDIN_FILENO).get()) ?? Data() }
   ) throws(UsageError) -> [String] {
     guard let path = options.inputFile else { return options.urls }
     let data: Data
     if path == "-" {
       data = readStandardInput()
     } else {
-      do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-        throw UsageError("--input-file: cannot read \(path) (\(error.localizedDescription))")
+      let fd = open(path, O_RDONLY | O_CLOEXEC)
+      let read = fd < 0 ? .failure(ReadFailure(errno: errno)) : readAll(fd)
+      if fd >= 0 { close(fd) }
+      switch read {
+      case .success(let bytes): data = bytes
+      case .failure(let failure):
+        throw UsageError("--input-file: cannot read \(path) (\(String(cString: strerror(failure.errno))))")
       }
     }
     let listed = urls(inList: String(decoding: data, as: UTF8.self))
     let all = options.urls + listed
     guard !all.isEmpty else { throw UsageError("--input-file: \(path) lists no URL") }
     return all
+  }
+
+  struct ReadFailure: Error {
+    let errno: Int32
+  }
+
+  /// Everything `fd` has to read, or the errno of a failed read.
+  static func readAll(_ fd: Int32) -> Result<Data, ReadFailure> {
+    var data = Data()
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if count == 0 { return .success(data) }
+      if count < 0 {
+        if errno == EINTR { continue }
+        return .failure(ReadFailure(errno: errno))
+      }
+      data.append(contentsOf: chunk[0..<count])
+    }
   }
 
   /// The exit status of a batch (nil: a URL that was not started): 130 when interrupted, else
@@ -55,9 +80,8 @@ enum BatchDownload {
       return ExitStatus.usage
     }
     let directory = options.directory ?? "."
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
-    else {
+    var info = stat()
+    guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
       // Said once, not once per URL.
       sink.stderr(
         "haul: the directory \(directory) does not exist\nhaul: create it first, or choose another with --dir\n"
@@ -137,15 +161,16 @@ enum BatchDownload {
 /// The downloads of a batch that are running, so that Ctrl-C can stop them all and no new
 /// one starts afterwards.
 final class RunningDownloads: @unchecked Sendable {
-  private let lock = NSLock()
+  /// Serializes `downloads` and `stopped` (a queue: Foundation's locks would load all of it).
+  private let lock = DispatchQueue(label: "haul.batch")
   private var downloads: [ObjectIdentifier: Download] = [:]
   private var stopped = false
 
-  var isStopped: Bool { lock.withLock { stopped } }
+  var isStopped: Bool { lock.sync { stopped } }
 
   /// false when the batch was stopped: the download must not start.
   func add(_ download: Download) -> Bool {
-    lock.withLock {
+    lock.sync {
       guard !stopped else { return false }
       downloads[ObjectIdentifier(download)] = download
       return true
@@ -153,11 +178,11 @@ final class RunningDownloads: @unchecked Sendable {
   }
 
   func remove(_ download: Download) {
-    _ = lock.withLock { downloads.removeValue(forKey: ObjectIdentifier(download)) }
+    _ = lock.sync { downloads.removeValue(forKey: ObjectIdentifier(download)) }
   }
 
   func stopAll() {
-    let stopping = lock.withLock {
+    let stopping = lock.sync {
       stopped = true
       return Array(downloads.values)
     }

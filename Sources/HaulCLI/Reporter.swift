@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Haul
 
 /// Turns download events into what the user sees: a progress line, log lines, or JSON.

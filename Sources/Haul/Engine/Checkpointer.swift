@@ -1,4 +1,11 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// Makes progress durable off the event thread: sync the `.part` data, then save a state that
 /// covers only bytes written before that sync. Requests coalesce; only the newest state matters.

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Pause, resume and cancel requests from any thread, and the waits they cut short.
 /// Continuations are taken out under the lock and resumed after it is released.

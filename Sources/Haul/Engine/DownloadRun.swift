@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// How one round of connections ended, as the retry loop sees it.
 enum AttemptOutcome: Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Something that happened to a download, in order. Observe them with `Download.events`.
 public enum DownloadEvent: Sendable {

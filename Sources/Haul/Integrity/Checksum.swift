@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// An expected digest of the whole file, e.g. from `--checksum sha-256=HEX`.
 ///
@@ -24,8 +25,7 @@ public struct Checksum: Sendable, Equatable, CustomStringConvertible {
 
     /// Accepts aria2c's spelling (`sha-256`) and the common ones (`sha256`, `SHA-256`).
     init?(name: some StringProtocol) {
-      let key = name.lowercased().replacingOccurrences(of: "-", with: "").replacingOccurrences(
-        of: "_", with: "")
+      let key = name.lowercased().filter { $0 != "-" && $0 != "_" }
       switch key {
       case "sha256": self = .sha256
       case "sha512": self = .sha512

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Digests of the whole file, computed front to back on a thread of their own while the
 /// download goes on. Bytes that continue the hashed prefix are hashed from memory while they

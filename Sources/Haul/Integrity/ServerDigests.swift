@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Digests a server sends for the whole representation: RFC 9530 `Repr-Digest` (and
 /// `Content-Digest` on a complete, unencoded response) and the legacy RFC 3230 `Digest`.

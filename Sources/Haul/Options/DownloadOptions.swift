@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Where a download's file goes.
 public enum DownloadDestination: Sendable, Equatable {

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// The validators and size of the version of a resource whose bytes we hold.
 struct ResourceIdentity: Equatable, Sendable {
@@ -49,7 +50,7 @@ struct ResponseSummary: Equatable, Sendable {
     self.init(
       status: head.status,
       contentRange: head.headers["Content-Range"].flatMap(ContentRange.init(headerValue:)),
-      contentLength: head.headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+      contentLength: head.headers["Content-Length"].flatMap { Int64($0.trimmingWhitespace()) }
         .flatMap { $0 >= 0 ? $0 : nil },
       etag: head.headers["ETag"],
       lastModified: head.headers["Last-Modified"],

@@ -6,7 +6,7 @@ enum RequestURL {
   ///     normalize("http://h/a file ü.txt") == "http://h/a%20file%20%C3%BC.txt"
   static func normalize(_ text: String) throws(HaulError) -> String {
     let trimmed = text.trimmingWhitespace()
-    guard let schemeEnd = trimmed.range(of: "://") else {
+    guard let schemeEnd = trimmed.firstRange(of: "://") else {
       throw HaulError(
         .invalidInput, "'\(text)' is not a URL", hint: "give a full URL such as https://example.com/file")
     }
@@ -40,7 +40,7 @@ enum RequestURL {
   /// The URL without the password of its userinfo (`http://user:pw@h/` → `http://user@h/`):
   /// the form written to state files, which must never hold secrets.
   static func withoutPassword(_ url: String) -> String {
-    guard let schemeEnd = url.range(of: "://") else { return url }
+    guard let schemeEnd = url.firstRange(of: "://") else { return url }
     let rest = url[schemeEnd.upperBound...]
     let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
     guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }

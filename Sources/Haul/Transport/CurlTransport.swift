@@ -1,5 +1,6 @@
 import CCurl
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// The libcurl transport: every transfer of the process runs on one event thread that
 /// drives one multi handle, so connections are shared and kept alive across transfers.
@@ -25,11 +26,10 @@ final class CurlTransport: Transport {
     _ = ccurl_global_init()
     guard let multi = CurlMulti() else { return nil }
     self.multi = multi
-    let thread = Thread { [self] in
+    let started = EventThread.start { [self] in
       CurlEventThread(multi: multi).run(takeCommands: takeCommands)
     }
-    thread.name = "haul-curl-events"
-    thread.start()
+    guard started else { return nil }
   }
 
   private func takeCommands() -> [Command] {
@@ -238,8 +238,8 @@ private final class CurlTransfer {
       return
     }
     guard !text.isEmpty, let colon = text.firstIndex(of: ":") else { return }
-    let name = text[..<colon].trimmingCharacters(in: .whitespaces)
-    let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    let name = text[..<colon].trimmingWhitespace()
+    let value = text[text.index(after: colon)...].trimmingWhitespace()
     headers.add(name: name, value: value)
   }
 
@@ -309,7 +309,8 @@ private final class CurlTransfer {
       sink.transferDidFinish(
         head: head,
         failure: TransportFailure(
-          kind: .timedOut, message: "no data for \(seconds.formatted()) s",
+          kind: .timedOut,
+          message: "no data for \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s",
           code: Int32(CCURLE_OPERATION_TIMEDOUT)))
       return
     case .curl(let result):

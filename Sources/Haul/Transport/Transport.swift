@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// One HTTP GET as the engine wants it; the transport adds nothing of its own beyond redirects.
 struct TransferRequest: Sendable {
