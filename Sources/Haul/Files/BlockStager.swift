@@ -7,12 +7,16 @@
 /// checkpoint never claims bytes still waiting here.
 ///
 /// Given the file's hasher, bytes that continue its hashed prefix are hashed on its thread
-/// while they are written: no second read, and the wait is the longer of the two, not the sum.
+/// while they are written: no second read. A full block's hash runs on while the next block
+/// fills (a second block, allocated when first needed), so receiving does not wait for hashing.
 ///
 /// Not thread-safe: one connection uses it, one callback at a time.
 final class BlockStager {
   private let file: PartFile
-  private let block: UnsafeMutableRawBufferPointer
+  /// The block being filled, and the other one, whose hash may still be running.
+  private var block: UnsafeMutableRawBufferPointer
+  private var spare: UnsafeMutableRawBufferPointer?
+  private var spareHash: PrefixHasher.InlineHash?
   /// The file offset of `block[0]` (aligned) and how many bytes wait there.
   private var blockStart: Int64 = 0
   private var filled = 0
@@ -29,7 +33,12 @@ final class BlockStager {
     self.block = .allocate(byteCount: size, alignment: alignment)
   }
 
-  deinit { block.deallocate() }
+  deinit {
+    // The hasher may still read the spare block.
+    _ = spareHash?.wait()
+    block.deallocate()
+    spare?.deallocate()
+  }
 
   var path: String { file.path }
 
@@ -51,7 +60,7 @@ final class BlockStager {
     if filled == 0 {
       writtenThrough = position
       guard file.writesDirectly else {
-        try put(rest, at: position, direct: false, hasher: hasher)
+        _ = try put(rest, at: position, direct: false, hasher: hasher)?.wait()
         writtenThrough = position + Int64(rest.count)
         return writtenThrough
       }
@@ -59,7 +68,10 @@ final class BlockStager {
       let alignment = Int64(PartFile.directAlignment)
       let head = Int(min(Int64(rest.count), (alignment - position % alignment) % alignment))
       if head > 0 {
-        try put(UnsafeRawBufferPointer(rebasing: rest[0..<head]), at: position, direct: false, hasher: hasher)
+        // libcurl's memory: it must be hashed before this call returns.
+        _ = try put(
+          UnsafeRawBufferPointer(rebasing: rest[0..<head]), at: position, direct: false, hasher: hasher)?
+          .wait()
         rest = UnsafeRawBufferPointer(rebasing: rest[head...])
         position += Int64(head)
         writtenThrough = position
@@ -74,7 +86,8 @@ final class BlockStager {
       filled += count
       rest = UnsafeRawBufferPointer(rebasing: rest[count...])
       if filled == block.count {
-        try put(UnsafeRawBufferPointer(block), at: blockStart, direct: true, hasher: hasher)
+        let hash = try put(UnsafeRawBufferPointer(block), at: blockStart, direct: true, hasher: hasher)
+        if let hash { swapBlocks(keepingHash: hash) }
         blockStart += Int64(filled)
         filled = 0
         writtenThrough = blockStart
@@ -91,13 +104,14 @@ final class BlockStager {
     guard filled > 0 else { return writtenThrough }
     let aligned = filled / PartFile.directAlignment * PartFile.directAlignment
     if aligned > 0 {
-      try put(
-        UnsafeRawBufferPointer(rebasing: block[0..<aligned]), at: blockStart, direct: true, hasher: hasher)
+      _ = try put(
+        UnsafeRawBufferPointer(rebasing: block[0..<aligned]), at: blockStart, direct: true, hasher: hasher)?
+        .wait()
     }
     if aligned < filled {
-      try put(
+      _ = try put(
         UnsafeRawBufferPointer(rebasing: block[aligned..<filled]), at: blockStart + Int64(aligned),
-        direct: false, hasher: hasher)
+        direct: false, hasher: hasher)?.wait()
     }
     blockStart += Int64(filled)
     filled = 0
@@ -105,10 +119,11 @@ final class BlockStager {
     return writtenThrough
   }
 
-  /// Writes `bytes` at `offset`, hashing them at the same time when they continue the hasher's prefix.
+  /// Writes `bytes` at `offset`, hashing them at the same time when they continue the hasher's
+  /// prefix. Returns that hash, still running: wait for it before touching `bytes` again.
   private func put(
     _ bytes: UnsafeRawBufferPointer, at offset: Int64, direct: Bool, hasher: PrefixHasher?
-  ) throws(SystemError) {
+  ) throws(SystemError) -> PrefixHasher.InlineHash? {
     let pending = hasher?.beginInline(bytes, at: offset)
     do {
       if direct { try file.writeDirect(bytes, at: offset) } else { try file.write(bytes, at: offset) }
@@ -116,7 +131,17 @@ final class BlockStager {
       if pending?.wait() == true { hasher?.forgetInlineBytes() }
       throw error
     }
-    _ = pending?.wait()
+    return pending
+  }
+
+  /// The full block was written and its hash is running: fill the other block meanwhile,
+  /// once its own hash is done.
+  private func swapBlocks(keepingHash hash: PrefixHasher.InlineHash) {
+    _ = spareHash?.wait()
+    let next = spare ?? .allocate(byteCount: block.count, alignment: PartFile.directAlignment)
+    spare = block
+    spareHash = hash
+    block = next
   }
 
   /// Forgets the bytes still waiting (their range is fetched again, or was replaced).

@@ -3,9 +3,9 @@ import FoundationEssentials
 
 /// Digests of the whole file, computed front to back on a thread of their own while the
 /// download goes on. Bytes that continue the hashed prefix are hashed from memory while they
-/// are written (`hashInline`, one connection's usual case: no second read); otherwise the engine
-/// reports how far the file is written without a gap and the hasher reads those bytes back.
-/// `finish` hashes whatever is left.
+/// are written (`beginInline`, one connection's usual case: no second read); otherwise the
+/// engine reports how far the file is written without a gap and the hasher reads those bytes
+/// back. `finish` hashes whatever is left.
 ///
 /// Thread-safety: `progress` sits behind its lock; the digests and the read buffer are only
 /// touched on `queue` (serial), which is why the class may be shared.
@@ -19,6 +19,10 @@ final class PrefixHasher: @unchecked Sendable {
     /// The end of the gap-free written prefix, as last reported.
     var available: Int64 = 0
     var hashed: Int64 = 0
+    /// Inline hashes queued and not yet done, and where the last one ends: the next inline
+    /// bytes must start there.
+    var inlinePending = 0
+    var inlineEnd: Int64 = 0
     var workerQueued = false
     var cancelled = false
     var failure: HaulError?
@@ -48,7 +52,10 @@ final class PrefixHasher: @unchecked Sendable {
     let start = progress.withLock { progress -> Bool in
       guard end > progress.available else { return false }
       progress.available = end
-      guard !progress.workerQueued, !progress.cancelled, end - progress.hashed >= batch else { return false }
+      // Queued inline hashes are keeping up; a read-back starts once they are done.
+      guard !progress.workerQueued, !progress.cancelled, progress.inlinePending == 0,
+        end - progress.hashed >= batch
+      else { return false }
       progress.workerQueued = true
       return true
     }
@@ -58,31 +65,34 @@ final class PrefixHasher: @unchecked Sendable {
   /// Stops hashing for good (the data is being replaced).
   func cancel() { progress.withLock { $0.cancelled = true } }
 
-  /// How many bytes before `offset` must be read back before bytes at `offset` can be hashed
-  /// inline, or nil if they cannot be now: a read-back is running, or the gap is not yet in
-  /// the reported prefix or larger than a batch (the read-back catches up first).
-  private func inlineGap(at offset: Int64) -> Int64? {
-    progress.withLock { progress in
-      guard !progress.cancelled, progress.failure == nil, !progress.workerQueued,
-        progress.hashed <= offset
-      else { return nil }
-      let gap = offset - progress.hashed
-      guard gap == 0 || (offset <= progress.available && gap <= batch) else { return nil }
-      return gap
-    }
-  }
-
   /// Starts hashing `bytes`, which the caller writes at `offset` meanwhile, if they continue
   /// the hashed prefix (after reading back a small gap; else nil: they are read back once
-  /// reported). The caller must call `wait()` on the result before it touches or frees the bytes.
+  /// reported). Hashes run in the order they were begun. The caller must call `wait()` on the
+  /// result before it touches or frees the bytes.
   func beginInline(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> InlineHash? {
-    guard let gap = inlineGap(at: offset) else { return nil }
+    let count = Int64(bytes.count)
+    let gap: Int64? = progress.withLock { progress in
+      guard !progress.cancelled, progress.failure == nil, !progress.workerQueued else { return nil }
+      let expected = progress.inlinePending > 0 ? progress.inlineEnd : progress.hashed
+      guard expected <= offset else { return nil }
+      // A gap is read back first if it is small, written and nothing is queued before it;
+      // a large one is left to the read-back, after which inline hashing takes over.
+      let gap = offset - expected
+      guard gap == 0 || (progress.inlinePending == 0 && offset <= progress.available && gap <= batch)
+      else { return nil }
+      progress.inlinePending += 1
+      progress.inlineEnd = offset + count
+      return gap
+    }
+    guard let gap else { return nil }
     let pending = InlineHash()
     // Lent until `wait()` returns, which the caller must reach before reusing the memory.
     nonisolated(unsafe) let lent = bytes
     queue.async(group: pending.group) { [self] in
-      // Only the engine's thread starts read-backs, and it is busy writing these bytes.
-      guard inlineGap(at: offset) == gap else { return }
+      defer { progress.withLock { $0.inlinePending -= 1 } }
+      // Skipped if the data was replaced or forgotten meanwhile.
+      let proceed = progress.withLock { !$0.cancelled && $0.failure == nil && $0.hashed == offset - gap }
+      guard proceed else { return }
       do throws(HaulError) {
         try hash(from: offset - gap, to: offset, into: Array(digests.values))
       } catch {
@@ -90,7 +100,7 @@ final class PrefixHasher: @unchecked Sendable {
         return
       }
       for digest in digests.values { digest.update(lent) }
-      progress.withLock { $0.hashed = offset + Int64(lent.count) }
+      progress.withLock { $0.hashed = offset + count }
       pending.hashed.withLock { $0 = true }
     }
     return pending
