@@ -56,9 +56,10 @@ final class DownloadRun: Sendable {
   /// Segments are never split below this many bytes.
   let minimumSplit: Int64
 
-  /// Bytes per direct write of a connection: 1 MiB, less when many connections each hold one
-  /// (about 4 MiB in all), so memory stays small and flat.
-  func stagingBlockSize(connections: Int) -> Int {
+  /// A connection's buffer size, for libcurl's reads and for direct writes: 1 MiB (fewer,
+  /// larger reads and writes cost less CPU), less when many connections each hold two
+  /// (about 4 MiB each kind in all), so memory stays small and flat.
+  func bufferSize(connections: Int) -> Int {
     max(256 << 10, min(1 << 20, (4 << 20) / max(1, options.connections ?? connections)))
   }
 
@@ -486,7 +487,9 @@ final class DownloadRun: Sendable {
       plan = id.map { .segment(id: $0, start: start, end: end, total: total) } ?? .stream(offset: start)
     }
     if case .stream = plan { shared.withLock { $0.streamOwner = connection } }
-    let (identity, holdsBytes) = shared.withLock { (ResourceIdentity($0.state), $0.heldBytes > 0) }
+    let (identity, holdsBytes, live) = shared.withLock {
+      (ResourceIdentity($0.state), $0.heldBytes > 0, $0.round.live)
+    }
     // Ask for the whole file's digest (RFC 9530), verified before the file is given its name.
     var headers = options.headers + [("Want-Repr-Digest", "sha-256=10, sha-512=3")]
     var sentRange = false
@@ -510,7 +513,8 @@ final class DownloadRun: Sendable {
     }
     let request = TransferRequest(
       url: url, headers: headers, userAgent: options.userAgent, rateLimiter: rateLimiter,
-      stallTimeout: options.stallTimeout, verifyTLS: options.verifyTLS)
+      stallTimeout: options.stallTimeout, verifyTLS: options.verifyTLS,
+      receiveBufferSize: bufferSize(connections: live))
     let sink = ConnectionSink(run: self, connection: connection, plan: plan, sentRange: sentRange)
     let handle = transport.start(request, sink: sink)
     let cancelNow = shared.withLock { shared -> Bool in
@@ -750,7 +754,7 @@ final class DownloadRun: Sendable {
       existing?.discard()
       return .dropped
     }
-    let stager = existing ?? BlockStager(file: part, blockSize: stagingBlockSize(connections: live))
+    let stager = existing ?? BlockStager(file: part, blockSize: bufferSize(connections: live))
     existing = stager
     let offset: Int64
     let count: Int64

@@ -187,7 +187,7 @@ private final class CurlTransfer {
     set(Int32(CCURLOPT_REDIR_PROTOCOLS_STR), "http,https")
     set(Int32(CCURLOPT_USERAGENT), request.userAgent)
     set(Int32(CCURLOPT_TCP_KEEPALIVE), 1)
-    set(Int32(CCURLOPT_BUFFERSIZE), 128 * 1024)
+    set(Int32(CCURLOPT_BUFFERSIZE), request.receiveBufferSize)
     set(Int32(CCURLOPT_CONNECTTIMEOUT), max(1, Int(request.stallTimeout.rounded(.up))))
     set(Int32(CCURLOPT_SSL_VERIFYPEER), request.verifyTLS ? 1 : 0)
     set(Int32(CCURLOPT_SSL_VERIFYHOST), request.verifyTLS ? 2 : 0)

@@ -13,6 +13,8 @@ struct TransferRequest: Sendable {
   var stallTimeout: TimeInterval
   var verifyTLS: Bool
   var maxRedirects: Int = 10
+  /// Bytes the transport may receive per read: larger reads cost less CPU per byte.
+  var receiveBufferSize = 128 * 1024
 }
 
 /// Response header fields in arrival order, looked up case-insensitively.
