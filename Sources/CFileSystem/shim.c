@@ -6,7 +6,7 @@
 
 int haul_open_direct(const char *path) {
 #ifdef O_DIRECT
-  return open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+  return open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
 #else
   errno = ENOTSUP;
   return -1;

@@ -6,7 +6,7 @@
 #include <sys/xattr.h>
 #endif
 
-/// Opens `path` (which must exist) for writing with direct I/O, bypassing the page cache:
+/// Opens `path` (which must exist) for reading and writing with direct I/O, bypassing the page cache:
 /// O_DIRECT needs _GNU_SOURCE, which Swift's Glibc import does not define. Returns -1 with
 /// errno set where the file system or platform has no direct I/O.
 int haul_open_direct(const char *path);

@@ -56,11 +56,12 @@ final class DownloadRun: Sendable {
   /// Segments are never split below this many bytes.
   let minimumSplit: Int64
 
-  /// A connection's buffer size, for libcurl's reads and for direct writes: 1 MiB (fewer,
-  /// larger reads and writes cost less CPU), less when many connections each hold two
-  /// (about 4 MiB each kind in all), so memory stays small and flat.
+  /// A connection's buffer size, for libcurl's reads and for direct writes: 1 MiB for one or
+  /// two connections (fewer, larger reads and writes cost less CPU), less when there are more
+  /// (2 MiB of each kind shared out, 256 KiB at least), so memory stays small and flat.
+  /// `connections`: those running, in automatic mode.
   func bufferSize(connections: Int) -> Int {
-    max(256 << 10, min(1 << 20, (4 << 20) / max(1, options.connections ?? connections)))
+    max(256 << 10, min(1 << 20, (2 << 20) / max(1, options.connections ?? connections)))
   }
 
   /// The open `.part` file of a chosen target, with its checkpointer.

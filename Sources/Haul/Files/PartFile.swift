@@ -1,4 +1,5 @@
 import CFileSystem
+import Dispatch
 
 #if canImport(Glibc)
   import Glibc
@@ -74,6 +75,73 @@ final class PartFile: Sendable {
     if done < bytes.count {
       try write(UnsafeRawBufferPointer(rebasing: bytes[done...]), at: offset + Int64(done))
     }
+  }
+
+  /// Reads `[from, to)` in pieces and hands each to `body`, reading the next piece while
+  /// `body` runs. `buffer` is split in two halves, each aligned to `directAlignment` and a
+  /// multiple of it. Past the page cache where possible: reading back what direct writes wrote
+  /// then costs no page-cache work. Returns where it stopped: `to`, or earlier if the file ends.
+  func read(
+    from: Int64, to: Int64, using buffer: UnsafeMutableRawBufferPointer,
+    _ body: (UnsafeRawBufferPointer) -> Void
+  ) throws(SystemError) -> Int64 {
+    let half = buffer.count / 2 / Self.directAlignment * Self.directAlignment
+    guard half > 0 else { return from }
+    let halves = [
+      UnsafeMutableRawBufferPointer(rebasing: buffer[0..<half]),
+      UnsafeMutableRawBufferPointer(rebasing: buffer[half..<2 * half]),
+    ]
+    var position = from
+    var current = 0
+    var piece = try readPiece(at: position, to: to, into: halves[current])
+    while let (start, end) = piece {
+      // The next piece is read on another thread while this one is used.
+      let next = start + Int64(end) < to ? start + Int64(end) : nil
+      let ahead = DispatchGroup()
+      let result = Locked<Result<(start: Int64, end: Int)?, SystemError>>(.success(nil))
+      if let next {
+        // Lent until `ahead.wait()` below.
+        nonisolated(unsafe) let target = halves[1 - current]
+        DispatchQueue.global().async(group: ahead) { [self] in
+          let read = Result { () throws(SystemError) in try readPiece(at: next, to: to, into: target) }
+          result.withLock { $0 = read }
+        }
+      }
+      let skip = Int(position - start)
+      body(UnsafeRawBufferPointer(rebasing: halves[current][skip..<end]))
+      position = start + Int64(end)
+      ahead.wait()
+      guard next != nil else { break }
+      piece = try result.withLock { $0 }.get()
+      current = 1 - current
+    }
+    return position
+  }
+
+  /// One piece of `read`: the aligned span around `position` (or `position` itself through
+  /// the page cache) into `buffer`. Returns where the span starts and where the wanted bytes
+  /// end in `buffer`, or nil at the end of the file.
+  private func readPiece(
+    at position: Int64, to: Int64, into buffer: UnsafeMutableRawBufferPointer
+  ) throws(SystemError) -> (start: Int64, end: Int)? {
+    guard let base = buffer.baseAddress else { return nil }
+    let alignment = Int64(Self.directAlignment)
+    while directUsable.withLock({ $0 }) {
+      let start = position / alignment * alignment
+      let wanted = min(buffer.count, Int((to - start + alignment - 1) / alignment * alignment))
+      let count = pread(directFD, base, wanted, off_t(start))
+      if count < 0 {
+        if errno == EINTR { continue }
+        guard errno == EINVAL else { throw SystemError("pread", errno: errno) }
+        directUsable.withLock { $0 = false }
+        continue
+      }
+      guard count > Int(position - start) else { return nil }
+      return (start, min(Int(to - start), count))
+    }
+    let wanted = Int(min(Int64(buffer.count), to - position))
+    let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: position)
+    return count > 0 ? (position, count) : nil
   }
 
   /// Opens `path` again for direct I/O, checking it is still the file `fd` refers to.

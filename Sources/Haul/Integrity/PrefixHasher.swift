@@ -35,10 +35,14 @@ final class PrefixHasher: @unchecked Sendable {
   var bytesReadBack: Int64 { progress.withLock { $0.readBack } }
   /// Only on `queue`.
   private var digests: [Checksum.Algorithm: MessageDigest] = [:]
-  private var buffer: [UInt8] = []
+  /// Where read-backs land (two aligned halves, for direct reads); allocated at the first one.
+  private var buffer: UnsafeMutableRawBufferPointer?
+  private static let readBufferSize = 2 << 20
 
   /// - Parameter algorithms: the digests to stream; others are computed by reading the file
   ///   again in `finish`.
+  deinit { buffer?.deallocate() }
+
   init(part: PartFile, algorithms: Set<Checksum.Algorithm>, batch: Int64 = 1 << 20) {
     self.part = part
     self.batch = max(1, batch)
@@ -189,33 +193,21 @@ final class PrefixHasher: @unchecked Sendable {
   /// On `queue`: reads `[from, to)` of the file and feeds it to `digests`.
   private func hash(from: Int64, to: Int64, into digests: [MessageDigest]) throws(HaulError) {
     guard from < to, !digests.isEmpty else { return }
-    if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 256 << 10) }
-    var position = from
-    while position < to {
-      let wanted = Int(min(Int64(buffer.count), to - position))
-      let read: Result<Int, SystemError> = buffer.withUnsafeMutableBytes { raw in
-        do throws(SystemError) {
-          return .success(
-            try part.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), at: position))
-        } catch {
-          return .failure(error)
-        }
-      }
-      let count: Int
-      switch read {
-      case .success(let value): count = value
-      case .failure(let error):
-        throw HaulError(.fileSystem, FileErrorText.describe(error, path: part.path), underlying: error)
-      }
-      guard count > 0 else {
-        throw HaulError(.fileSystem, "\(part.path) is shorter than the \(to) bytes it should hold")
-      }
-      buffer.withUnsafeBytes { bytes in
-        let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
+    if buffer == nil {
+      buffer = .allocate(byteCount: Self.readBufferSize, alignment: PartFile.directAlignment)
+    }
+    guard let buffer else { return }
+    let end: Int64
+    do {
+      end = try part.read(from: from, to: to, using: buffer) { chunk in
         for digest in digests { digest.update(chunk) }
       }
-      position += Int64(count)
-      progress.withLock { $0.readBack += Int64(count) }
+    } catch {
+      throw HaulError(.fileSystem, FileErrorText.describe(error, path: part.path), underlying: error)
+    }
+    progress.withLock { $0.readBack += end - from }
+    guard end == to else {
+      throw HaulError(.fileSystem, "\(part.path) is shorter than the \(to) bytes it should hold")
     }
   }
 }

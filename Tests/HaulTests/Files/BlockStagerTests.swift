@@ -63,10 +63,43 @@ import Testing
     let body = TestResource.random(size: Self.block + 100, seed: 82)
     let written = try body.withUnsafeBytes { try stager.append($0, at: 0) }
     #expect(written == Int64(Self.block))
+    #expect(stager.receivedThrough == Int64(body.count) && stager.isHolding)
     #expect(try Self.contents(part).count == Self.block)
     stager.discard()
-    #expect(stager.receivedThrough == Int64(Self.block))
+    #expect(stager.receivedThrough == Int64(Self.block) && !stager.isHolding)
     #expect(try Self.contents(part) == Array(body[0..<Self.block]))
+  }
+
+  @Test func flushWritesEveryBlockAndTheRest() throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path)
+    let stager = BlockStager(file: part, blockSize: Self.block)
+    let body = TestResource.random(size: 3 * Self.block + 100, seed: 86)
+    try body.withUnsafeBytes { _ = try stager.append($0, at: 0) }
+    #expect(try stager.flush() == Int64(body.count))
+    #expect(try Self.contents(part) == body)
+  }
+
+  /// Chunks shorter than the way to the first boundary: blocks still start on it.
+  @Test func aHeadInSeveralChunks() throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path)
+    let stager = BlockStager(file: part, blockSize: Self.block)
+    let body = TestResource.random(size: 50_000, seed: 87)
+    var position = 0
+    for count in [10, 20, 3_000, 46_970] {
+      let written = try body.withUnsafeBytes {
+        try stager.append(
+          UnsafeRawBufferPointer(rebasing: $0[position..<position + count]), at: Int64(100 + position))
+      }
+      position += count
+      if position <= 3_030 { #expect(written == Int64(100 + position)) }
+    }
+    #expect(try stager.flush() == 50_100)
+    #expect(Array(try Self.contents(part)[100...]) == body)
+    // No write was refused for its alignment (that would turn direct I/O off).
+    let fresh = try PartFile(path: directory.file("g.part").path)
+    #expect(part.writesDirectly == fresh.writesDirectly)
   }
 
   @Test func bytesElsewhereFlushTheWaitingOnesFirst() throws {
