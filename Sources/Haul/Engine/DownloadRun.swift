@@ -58,10 +58,14 @@ final class DownloadRun: Sendable {
 
   /// A connection's buffer size, for libcurl's reads and for direct writes: 1 MiB for one or
   /// two connections (fewer, larger reads and writes cost less CPU), less when there are more
-  /// (2 MiB of each kind shared out, 256 KiB at least), so memory stays small and flat.
-  /// `connections`: those running, in automatic mode.
-  func bufferSize(connections: Int) -> Int {
-    max(256 << 10, min(1 << 20, (2 << 20) / max(1, options.connections ?? connections)))
+  /// (2 MiB of each kind shared out, 256 KiB at least), so memory stays small and flat. In
+  /// automatic mode the first connection gets 1 MiB and those added later a share as if all
+  /// `automaticConnectionCap` ran. `running`: connections running, this one included.
+  func bufferSize(running: Int) -> Int {
+    let budget = 2 << 20
+    let connections =
+      options.connections ?? (running <= 1 ? 1 : DownloadOptions.automaticConnectionCap)
+    return max(256 << 10, min(1 << 20, budget / max(1, connections)))
   }
 
   /// The open `.part` file of a chosen target, with its checkpointer.
@@ -515,7 +519,7 @@ final class DownloadRun: Sendable {
     let request = TransferRequest(
       url: url, headers: headers, userAgent: options.userAgent, rateLimiter: rateLimiter,
       stallTimeout: options.stallTimeout, verifyTLS: options.verifyTLS,
-      receiveBufferSize: bufferSize(connections: live))
+      receiveBufferSize: bufferSize(running: live))
     let sink = ConnectionSink(run: self, connection: connection, plan: plan, sentRange: sentRange)
     let handle = transport.start(request, sink: sink)
     let cancelNow = shared.withLock { shared -> Bool in
@@ -755,7 +759,7 @@ final class DownloadRun: Sendable {
       existing?.discard()
       return .dropped
     }
-    let stager = existing ?? BlockStager(file: part, blockSize: bufferSize(connections: live))
+    let stager = existing ?? BlockStager(file: part, blockSize: bufferSize(running: live))
     existing = stager
     let offset: Int64
     let count: Int64

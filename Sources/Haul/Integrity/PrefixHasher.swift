@@ -37,7 +37,7 @@ final class PrefixHasher: @unchecked Sendable {
   private var digests: [Checksum.Algorithm: MessageDigest] = [:]
   /// Where read-backs land (two aligned halves, for direct reads); allocated at the first one.
   private var buffer: UnsafeMutableRawBufferPointer?
-  private static let readBufferSize = 2 << 20
+  private static let readBufferSize = 1 << 20
 
   /// - Parameter algorithms: the digests to stream; others are computed by reading the file
   ///   again in `finish`.
