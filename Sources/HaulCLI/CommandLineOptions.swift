@@ -124,20 +124,17 @@ extension CommandLineOptions {
   static let table: [OptionSpec] = [
     .value("o", "output", "FILE", "save to exactly FILE (not with --dir)") {
       options, value, spelling throws(UsageError) in
-      guard !value.isEmpty else { throw UsageError("\(spelling): the file name is empty") }
-      options.output = value
+      options.output = try nonEmpty(value, spelling: spelling, "the file name")
       return .proceed
     },
     .value("d", "dir", "DIR", "save into DIR under the server's file name (default: .)") {
       options, value, spelling throws(UsageError) in
-      guard !value.isEmpty else { throw UsageError("\(spelling): the directory name is empty") }
-      options.directory = value
+      options.directory = try nonEmpty(value, spelling: spelling, "the directory name")
       return .proceed
     },
     .value("i", "input-file", "FILE", "download the URLs in FILE too, one per line ('-': standard input)") {
       options, value, spelling throws(UsageError) in
-      guard !value.isEmpty else { throw UsageError("\(spelling): the file name is empty") }
-      options.inputFile = value
+      options.inputFile = try nonEmpty(value, spelling: spelling, "the file name")
       return .proceed
     },
     .value("j", "parallel", "N", "with several URLs, download N at once, 1 to 64 (default: 4)") {
@@ -298,6 +295,12 @@ extension CommandLineOptions {
   }
 
   // MARK: Values
+
+  /// A name that must not be empty (`what`: "the file name", for the message).
+  static func nonEmpty(_ value: String, spelling: String, _ what: String) throws(UsageError) -> String {
+    guard !value.isEmpty else { throw UsageError("\(spelling): \(what) is empty") }
+    return value
+  }
 
   /// A count of connections or downloads: a whole number from 1 to 64.
   static func parseCount(_ text: String, spelling: String) throws(UsageError) -> Int {

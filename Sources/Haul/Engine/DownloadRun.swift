@@ -68,6 +68,9 @@ final class DownloadRun: Sendable {
     return max(256 << 10, min(1 << 20, budget / max(1, connections)))
   }
 
+  /// Whose bytes a connection writes: the stream of unknown size, or a planned segment.
+  enum WriteOwner { case stream, segment(Int) }
+
   /// The open `.part` file of a chosen target, with its checkpointer.
   struct OpenTarget: Sendable {
     let paths: DownloadPaths
@@ -132,6 +135,28 @@ final class DownloadRun: Sendable {
     /// Held bytes plus those received but still waiting in a connection's stager: what
     /// progress shows.
     var receivedBytes: Int64 { planner?.receivedBytes ?? streamOffset + streamWaiting }
+
+    /// Whether a checkpoint is due at `now`: one interval after the last, less the last sync's
+    /// duration (at most half an interval).
+    func checkpointDue(at now: UInt64, every interval: UInt64) -> Bool {
+      now &- lastCheckpoint >= interval - min(syncAllowance, interval / 2)
+    }
+
+    /// A connection's stager wrote its bytes up to `written`, with `waiting` more still in it,
+    /// or failed (its unwritten bytes are given back).
+    mutating func recordWrite(_ owner: WriteOwner, through written: Int64, waiting: Int64, failed: Bool) {
+      switch owner {
+      case .stream:
+        if !failed { streamOffset = written }
+        streamWaiting = failed ? 0 : waiting
+      case .segment(let id):
+        if failed {
+          planner?.commitReservation(id, succeeded: false)
+        } else {
+          planner?.markWritten(id, through: written)
+        }
+      }
+    }
 
     /// The state with the bytes written so far; only call after those writes completed.
     var snapshot: ResumeState {
@@ -733,83 +758,66 @@ final class DownloadRun: Sendable {
   fileprivate func receiveBody(
     _ bytes: UnsafeRawBufferPointer, connection: Int, stager existing: inout BlockStager?
   ) -> ConnectionVerdict? {
-    // Where these bytes go, reserved so no other connection is given them meanwhile.
-    enum Slot { case stream(Int64), segment(Int, Int64, Int64), refused }
     let waitingEnd = existing?.isHolding == true ? existing?.receivedThrough : nil
     let now = Monotonic.now()
     let checkpointEvery = UInt64(options.checkpointInterval * 1e9)
+    // Where these bytes go, reserved so no other connection is given them meanwhile (nil: a
+    // connection whose plan was replaced by another's restart, whose bytes are stale).
     // `inlineHasher`: the file's hasher, unless these bytes await their range's digest check.
-    let (part, slot, live, checkpointDue, inlineHasher): (PartFile?, Slot, Int, Bool, PrefixHasher?) =
-      shared.withLock { shared in
-        let due =
-          now &- shared.lastCheckpoint >= checkpointEvery - min(shared.syncAllowance, checkpointEvery / 2)
-        if shared.streamOwner == connection, shared.planner == nil {
-          let slot = Slot.stream(waitingEnd ?? shared.streamOffset)
-          return (shared.target?.part, slot, shared.round.live, due, shared.hasher)
-        }
-        // In place (`shared.planner?`): a local copy would copy the plan's arrays on every chunk.
-        guard let id = shared.segmentOf[connection],
-          let reservation = shared.planner?.reserve(id, upTo: Int64(bytes.count))
-        else { return (nil, .refused, 0, false, nil) }
-        let slot = Slot.segment(id, reservation.offset, reservation.count)
-        return (shared.target?.part, slot, shared.round.live, due, reservation.pinned ? nil : shared.hasher)
+    typealias Slot = (
+      part: PartFile, owner: WriteOwner, offset: Int64, count: Int64, live: Int, checkpointDue: Bool,
+      inlineHasher: PrefixHasher?
+    )
+    let slot: Slot? = shared.withLock { shared in
+      guard let part = shared.target?.part else { return nil }
+      let due = shared.checkpointDue(at: now, every: checkpointEvery)
+      if shared.streamOwner == connection, shared.planner == nil {
+        let offset = waitingEnd ?? shared.streamOffset
+        return (part, .stream, offset, Int64(bytes.count), shared.round.live, due, shared.hasher)
       }
-    guard let part else {
-      // A connection whose plan was replaced (restart by another connection): its bytes are stale.
+      // In place (`shared.planner?`): a local copy would copy the plan's arrays on every chunk.
+      guard let id = shared.segmentOf[connection],
+        let reservation = shared.planner?.reserve(id, upTo: Int64(bytes.count))
+      else { return nil }
+      return (
+        part, .segment(id), reservation.offset, reservation.count, shared.round.live, due,
+        reservation.pinned ? nil : shared.hasher
+      )
+    }
+    guard let slot else {
       existing?.discard()
       return .dropped
     }
-    let stager = existing ?? BlockStager(file: part, blockSize: bufferSize(running: live))
+    let stager = existing ?? BlockStager(file: slot.part, blockSize: bufferSize(running: slot.live))
     existing = stager
-    let offset: Int64
-    let count: Int64
-    switch slot {
-    case .stream(let at): (offset, count) = (at, Int64(bytes.count))
-    case .segment(_, let at, let allowed): (offset, count) = (at, allowed)
-    case .refused:
-      stager.discard()
-      return .dropped
-    }
+    let count = slot.count
     var failure: HaulError?
     var written = stager.writtenThrough
     do {
       if count > 0 {
         written = try stager.append(
-          UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)]), at: offset, hasher: inlineHasher)
+          UnsafeRawBufferPointer(rebasing: bytes[0..<Int(count)]), at: slot.offset, hasher: slot.inlineHasher)
       }
       // Waiting bytes go into the file before a checkpoint is taken, and on a slow connection
       // before they are half an interval old, so a crash loses no more than it used to.
       let waited = now > stager.waitingSince ? now - stager.waitingSince : 0
-      if stager.isHolding, checkpointDue || waited >= checkpointEvery / 2 {
-        written = try stager.flush(hasher: inlineHasher)
+      if stager.isHolding, slot.checkpointDue || waited >= checkpointEvery / 2 {
+        written = try stager.flush(hasher: slot.inlineHasher)
       }
     } catch {
       failure = HaulError(.fileSystem, FileErrorText.describe(error, path: stager.path), underlying: error)
     }
     let (checkpoint, full, hasher, prefix): (ResumeState?, Bool, PrefixHasher?, Int64) = shared.withLock {
       shared in
+      shared.recordWrite(
+        slot.owner, through: written, waiting: stager.receivedThrough - written, failed: failure != nil)
       var full = false
-      switch slot {
-      case .stream:
-        if failure == nil {
-          shared.streamOffset = written
-          shared.streamWaiting = stager.receivedThrough - written
-        }
-      case .segment(let id, _, _):
-        if failure == nil {
-          shared.planner?.markWritten(id, through: written)
-        } else {
-          shared.planner?.commitReservation(id, succeeded: false)
-        }
-        full = shared.planner?.isFullyReserved(id) ?? true
-      case .refused:
-        break
-      }
+      if case .segment(let id) = slot.owner { full = shared.planner?.isFullyReserved(id) ?? true }
       guard failure == nil else { return (nil, full, nil, 0) }
       shared.received += count
       shared.roundReceived += count
       var checkpoint: ResumeState?
-      if now &- shared.lastCheckpoint >= checkpointEvery - min(shared.syncAllowance, checkpointEvery / 2) {
+      if shared.checkpointDue(at: now, every: checkpointEvery) {
         shared.lastCheckpoint = now
         checkpoint = shared.snapshot
       }
@@ -832,8 +840,7 @@ final class DownloadRun: Sendable {
   /// were reserved (a restart or a discarded range drops them). Returns a write failure.
   fileprivate func flushStaged(_ stager: BlockStager, connection: Int) -> HaulError? {
     guard stager.isHolding else { return nil }
-    enum Owner { case stream, segment(Int) }
-    let (owner, hasher): (Owner?, PrefixHasher?) = shared.withLock { shared in
+    let (owner, hasher): (WriteOwner?, PrefixHasher?) = shared.withLock { shared in
       if shared.streamOwner == connection, shared.planner == nil,
         shared.streamOffset == stager.writtenThrough
       {
@@ -853,19 +860,7 @@ final class DownloadRun: Sendable {
     do { written = try stager.flush(hasher: hasher) } catch {
       failure = HaulError(.fileSystem, FileErrorText.describe(error, path: stager.path), underlying: error)
     }
-    shared.withLock { shared in
-      switch owner {
-      case .stream:
-        shared.streamOffset = written
-        shared.streamWaiting = 0
-      case .segment(let id):
-        if failure == nil {
-          shared.planner?.markWritten(id, through: written)
-        } else {
-          shared.planner?.commitReservation(id, succeeded: false)
-        }
-      }
-    }
+    shared.withLock { $0.recordWrite(owner, through: written, waiting: 0, failed: failure != nil) }
     return failure
   }
 
@@ -1089,8 +1084,7 @@ final class DownloadRun: Sendable {
         expected.append((algorithm, hex, "the server's digest"))
       }
     }
-    let wanted = Set(expected.map(\.0)).union(options.computeSHA256 ? [.sha256] : [])
-    let digests = try hasher.finish(total: total, algorithms: wanted)
+    let digests = try hasher.finish(total: total, algorithms: hashAlgorithms(announced: announced))
     for (algorithm, hex, source) in expected where digests[algorithm] != hex {
       discardPartial()
       throw HaulError(

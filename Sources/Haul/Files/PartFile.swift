@@ -18,8 +18,8 @@ final class PartFile: Sendable {
   private let fd: Int32
   /// The same file opened with O_DIRECT, or -1 where the file system has no direct I/O.
   private let directFD: Int32
-  /// Cleared when the file system refuses a direct write (a stricter alignment): from then on
-  /// every write goes through the page cache.
+  /// Cleared when the file system refuses a direct read or write (a stricter alignment): from
+  /// then on every read and write goes through the page cache.
   private let directUsable: Locked<Bool>
 
   /// The alignment of memory, offsets and lengths for `writeDirect`.

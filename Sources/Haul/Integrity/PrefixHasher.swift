@@ -41,8 +41,6 @@ final class PrefixHasher: @unchecked Sendable {
 
   /// - Parameter algorithms: the digests to stream; others are computed by reading the file
   ///   again in `finish`.
-  deinit { buffer?.deallocate() }
-
   init(part: PartFile, algorithms: Set<Checksum.Algorithm>, batch: Int64 = 1 << 20) {
     self.part = part
     self.batch = max(1, batch)
@@ -50,6 +48,8 @@ final class PrefixHasher: @unchecked Sendable {
       digests[algorithm] = try? MessageDigest(algorithm.digest)
     }
   }
+
+  deinit { buffer?.deallocate() }
 
   /// The prefix `[0, end)` is written and final; hash it soon. Cheap: called for every chunk.
   func advance(to end: Int64) {
