@@ -1,0 +1,79 @@
+/// How many connections a download should use, decided from the throughput it measures.
+///
+/// Automatic mode starts with one connection; once the server has shown it serves ranges, it
+/// multiplies the count while each step raises total throughput by at least `minimumGain`,
+/// and holds when a step does not (or the cap, or the bytes left, say stop). Pure: the engine
+/// feeds it byte counts and clock readings.
+package struct ConnectionController: Sendable, Equatable {
+  package enum Mode: Sendable, Equatable {
+    case fixed(Int)
+    case automatic(cap: Int)
+  }
+
+  package let mode: Mode
+  /// The download's own rate limit (bytes per second), if any: connections that could only
+  /// share it are not added.
+  package var rateCap: Double?
+  /// Length of one measurement, nanoseconds.
+  package var window: UInt64 = 200_000_000
+  package var growthFactor = 4
+  package var minimumGain = 1.15
+
+  package private(set) var target = 1
+  private var growing = true
+  private var previousRate: Double?
+  private var windowStart: (time: UInt64, bytes: Int64)?
+
+  package init(mode: Mode, rateCap: Double? = nil) {
+    self.mode = mode
+    self.rateCap = rateCap
+    if case .fixed(let count) = mode { target = max(1, count) }
+  }
+
+  package static func == (lhs: Self, rhs: Self) -> Bool {
+    lhs.mode == rhs.mode && lhs.target == rhs.target && lhs.growing == rhs.growing
+      && lhs.previousRate == rhs.previousRate
+  }
+
+  /// The number of connections wanted now.
+  /// - Parameters:
+  ///   - bytes: total bytes received so far in this session.
+  ///   - open: connections currently transferring (a window starts only once all wanted ones are open).
+  ///   - rangesSupported: whether the server has served a range; without, one connection.
+  ///   - maximumUseful: how many connections the bytes left can keep busy.
+  package mutating func update(
+    now: UInt64, bytes: Int64, open: Int, rangesSupported: Bool, maximumUseful: Int
+  ) -> Int {
+    guard rangesSupported else { return 1 }
+    let useful = max(1, maximumUseful)
+    switch mode {
+    case .fixed(let count):
+      return min(max(1, count), useful)
+    case .automatic(let cap):
+      guard growing, target < cap else { return min(target, useful) }
+      guard open >= target, let start = windowStart else {
+        if open >= target, windowStart == nil { windowStart = (now, bytes) }
+        return min(target, useful)
+      }
+      guard now > start.time, now - start.time >= window else { return min(target, useful) }
+      let rate = Double(bytes - start.bytes) / (Double(now - start.time) / 1e9)
+      if let previousRate, rate < previousRate * minimumGain {
+        growing = false
+      } else if let rateCap, rate >= rateCap * 0.9 {
+        // The limit is reached: more connections would only share it.
+        growing = false
+      } else {
+        previousRate = rate
+        var next = min(cap, target * growthFactor)
+        if let rateCap, rate > 0 {
+          // As many as the limit needs at the rate each connection shows, and one more.
+          let needed = Int((rateCap / (rate / Double(max(1, open)))).rounded(.up)) + 1
+          next = min(next, max(target + 1, needed))
+        }
+        target = next
+      }
+      windowStart = nil
+      return min(target, useful)
+    }
+  }
+}

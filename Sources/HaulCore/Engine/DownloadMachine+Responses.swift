@@ -1,0 +1,319 @@
+/// Response heads: where, if anywhere, a body goes.
+extension DownloadMachine {
+  /// The head of a transfer's final response (after redirects).
+  package mutating func receiveHead(_ id: TransferID, _ facts: ResponseFacts, now: UInt64) -> HeadReply {
+    guard case .running(var round) = phase, round.state == .active, var transfer = round.transfers[id],
+      transfer.state == .awaitingHead
+    else { return .decided(.abort, checksRange: false, []) }
+    budget.contacted = true
+    let response = facts.summary
+    if case .checkFinished(let size) = transfer.plan.target {
+      let verdict = FinishedFileCheck.compare(
+        recorded: ResourceIdentity(identity), size: size, response: response)
+      if verdict != .undecided {
+        transfer.state = .superseded
+        round.transfers[id] = transfer
+        phase = .running(round)
+        return .decided(
+          .abort, checksRange: false, endRound(with: .alreadyComplete(changed: verdict == .changed), now: now)
+        )
+      }
+    }
+    if case .unnamed = layout, (200..<300).contains(response.status) {
+      return .nameTarget(facts.suggestedName)
+    }
+    // The version other bytes belong to: those held, and those other transfers are writing
+    // (received, maybe not written yet). A response must match it to join them.
+    let othersWrite = round.transfers.contains { other in
+      guard other.key != id else { return false }
+      switch other.value.state {
+      case .writingStream, .writingSegment, .segmentFilled, .checkingOverlap: return true
+      case .awaitingHead, .retryLater, .superseded: return false
+      }
+    }
+    let held: ResourceIdentity? = heldBytes > 0 || othersWrite ? ResourceIdentity(identity) : nil
+    var decision = RangeResponse.decide(
+      offset: transfer.plan.offset, sentRange: transfer.plan.sendsRange, held: held, response: response)
+    if transfer.plan.withoutIfRange, case .append = decision,
+      response.status != 206 || !Representation.provesSame(ResourceIdentity(identity), response.identity)
+    {
+      decision = .restart(
+        reason: "the server ignores If-Range, and its range did not carry the ETag and size of the bytes held"
+      )
+    }
+    if case .replaceFromStart = decision, facts.acceptsRanges,
+      let again = askWithoutIfRange(transfer, response)
+    {
+      // The same strong ETag on a whole response to If-Range: the server ignores If-Range
+      // (some CDNs). Not the whole file again: this response stops, the range is asked for
+      // without If-Range.
+      transfer.state = .superseded
+      round.transfers[id] = transfer
+      let next = newTransferID()
+      round.transfers[next] = Transfer(plan: again, state: .awaitingHead)
+      phase = .running(round)
+      return .decided(.abort, checksRange: false, [.startTransfer(next, again)])
+    }
+    if let moved = movedFrom {
+      decision = Self.checkMoved(
+        decision, from: moved, held: ResourceIdentity(identity), response, transfer.plan)
+      if case .append = decision, transfer.plan.overlap == 0 { movedProven() }
+    }
+    switch decision {
+    case .append(let offset):
+      // The overlap's bytes are compared, not written: the data goes on after them.
+      return accept(id, facts, at: offset + transfer.plan.overlap, replacing: false, now: now)
+    case .replaceFromStart:
+      if round.transfers.keys.contains(where: { $0 != id }), let held,
+        Representation.isSameOrSameSize(held, response.identity)
+      {
+        // The server ignores ranges; the other transfers carry on with what they have.
+        rangesSupported = false
+        transfer.state = .superseded
+        round.transfers[id] = transfer
+        phase = .running(round)
+        return .decided(.abort, checksRange: false, [])
+      }
+      let reason = "the server sent the whole file (it changed, or does not resume)"
+      if let error = budget.restarted(reason) {
+        return .decided(.abort, checksRange: false, endRound(with: .failed(error), now: now))
+      }
+      return accept(id, facts, at: 0, replacing: true, now: now, notice: reason)
+    case .alreadyComplete:
+      if case .stream = layout {
+        transfer.state = .superseded
+        round.transfers[id] = transfer
+        phase = .running(round)
+        return .decided(.discard, checksRange: false, endRound(with: .completed, now: now))
+      }
+      let reason = "the server no longer has the range it was asked for"
+      return .decided(.abort, checksRange: false, endRound(with: .restart(reason: reason), now: now))
+    case .restart(let reason):
+      return .decided(.abort, checksRange: false, endRound(with: .restart(reason: reason), now: now))
+    case .retry(let error, let retryAfter):
+      transfer.state = .retryLater(
+        error, retryAfter: retryAfter.map { Double($0.delay(now: facts.unixTime)) })
+      round.transfers[id] = transfer
+      phase = .running(round)
+      return .decided(.discard, checksRange: false, [])
+    case .fail(var error):
+      if ExpiredLink.seemsExpired(status: response.status, heldBytes: heldBytes) {
+        // The run's owner may ask for a fresh URL (`DownloadOptions.refreshURL`).
+        error = HaulError(
+          error.category, error.message, hint: error.hint,
+          underlying: ExpiredLink(status: response.status, heldBytes: heldBytes))
+      }
+      return .decided(.abort, checksRange: false, endRound(with: .failed(error), now: now))
+    }
+  }
+
+  /// For a `200` to a range sent with `If-Range` that carries the strong ETag and size held
+  /// (the caller checks `Accept-Ranges: bytes`): the same range without `If-Range`, as a new
+  /// segment (the old one ends with its transfer). Once per transfer: the plan it returns is
+  /// marked `withoutIfRange`, so a second `200` replaces from byte 0 and counts as a restart.
+  mutating func askWithoutIfRange(_ transfer: Transfer, _ response: ResponseSummary) -> TransferPlan? {
+    // Alone in its round: a secondary answered with the whole file means a server without ranges.
+    guard case .running(let round) = phase, round.transfers.count == 1,
+      response.status == 200, transfer.plan.ifRange != nil, !transfer.plan.withoutIfRange, movedFrom == nil,
+      heldBytes > 0, let etag = identity.etag, EntityTag(headerValue: etag)?.isWeak == false,
+      response.etag == etag, identity.totalBytes == nil || identity.totalBytes == response.identity.totalBytes
+    else { return nil }
+    var target = transfer.plan.target
+    if case .segment(let old, let start, let end, let total) = target, case .segmented(var planner) = layout {
+      planner.release(old)
+      let segment = planner.open(start, end)
+      layout = .segmented(planner)
+      target = .segment(id: segment.id, start: segment.start, end: segment.end, total: total)
+    }
+    var plan = makePlan(target, running: 1)
+    plan.bufferSize = transfer.plan.bufferSize
+    plan.ifRange = nil
+    plan.withoutIfRange = true
+    return plan
+  }
+
+  /// A response of a moved URL may only continue the bytes held when it proves it serves the
+  /// same file: the same size and strong ETag or Last-Modified, or (nothing else to go by) an
+  /// overlap that then matches. Anything else fails, with the partial left as it was.
+  static func checkMoved(
+    _ decision: RangeResponseAction, from moved: String, held: ResourceIdentity, _ response: ResponseSummary,
+    _ plan: TransferPlan
+  ) -> RangeResponseAction {
+    let why: String
+    switch decision {
+    case .retry, .fail: return decision
+    case .append:
+      if plan.overlap > 0 || Representation.provesSame(held, response.identity) { return decision }
+      why =
+        "its answer does not prove it is the same file (no matching size and strong ETag or Last-Modified)"
+    case .replaceFromStart: why = "it sent a whole file instead of the missing bytes of the one held"
+    case .alreadyComplete: why = "it could not serve the missing bytes"
+    case .restart(let reason): why = reason
+    }
+    return .fail(movedError(from: moved, why))
+  }
+
+  static func movedError(from moved: String, _ why: String) -> HaulError {
+    HaulError(
+      .fileSystem,
+      "the partial download came from another URL (\(moved)), and the new one may serve another file: \(why); "
+        + "the partial was left as it was",
+      hint: "use --overwrite to download the new URL's file from the start, or -o to choose another name")
+  }
+
+  /// The moved URL serves the bytes held: from now on the state names it.
+  mutating func movedProven() {
+    movedFrom = nil
+    identity.url = configuration.recordedURL
+    if let final = movedFinalURL { identity.finalURL = final }
+  }
+
+  /// The executor opened the target the response named (`HeadReply.nameTarget`): decide again
+  /// with the files it found there.
+  package mutating func targetNamed(
+    _ id: TransferID, _ start: StartPoint, _ facts: ResponseFacts, now: UInt64
+  ) -> HeadReply {
+    guard case .running(var round) = phase, round.state == .active, var transfer = round.transfers[id],
+      case .unnamed = layout
+    else { return .decided(.abort, checksRange: false, []) }
+    if case .finished(let record) = start {
+      let size = record.totalBytes ?? record.contiguousBytes
+      let verdict = FinishedFileCheck.compare(
+        recorded: ResourceIdentity(record), size: size, response: facts.summary)
+      identity = record
+      layout = .finished(size: size)
+      transfer.state = .superseded
+      round.transfers[id] = transfer
+      phase = .running(round)
+      return .decided(
+        .abort, checksRange: false, endRound(with: .alreadyComplete(changed: verdict != .unchanged), now: now)
+      )
+    }
+    adopt(start)
+    resumedFrom = heldBytes
+    recordedHeld = heldBytes
+    return receiveHead(id, facts, now: now)
+  }
+
+  /// Accepts a response whose body goes to `offset`. From byte 0 with nothing kept
+  /// (`replacing`, or a fresh start) it records the new version durably before any byte is
+  /// written, and ends every other transfer.
+  private mutating func accept(
+    _ id: TransferID, _ facts: ResponseFacts, at offset: Int64, replacing: Bool, now: UInt64,
+    notice: String? = nil
+  ) -> HeadReply {
+    guard case .running(var round) = phase, var transfer = round.transfers[id] else {
+      return .decided(.abort, checksRange: false, [])
+    }
+    let response = facts.summary
+    let total = response.identity.totalBytes
+    var actions: [DownloadAction] = notice.map { [.emit(.restarted(reason: $0))] } ?? []
+    var activeSegments = 0
+    if case .segmented(let planner) = layout { activeSegments = planner.active.count }
+    let fresh = replacing || (offset == 0 && heldBytes == 0 && activeSegments <= 1)
+    if let total, let free = facts.freeSpace, total - (fresh ? 0 : heldBytes) > free {
+      let needed = total - (fresh ? 0 : heldBytes)
+      let error = HaulError(
+        .fileSystem,
+        "the download needs \(ByteQuantity.format(needed)) but only \(ByteQuantity.format(free)) are free "
+          + "on the target's file system",
+        hint: "free some space, or choose another directory")
+      return .decided(.abort, checksRange: false, actions + endRound(with: .failed(error), now: now))
+    }
+    if fresh {
+      identity = ResumeState(
+        url: configuration.recordedURL, finalURL: facts.finalURL, totalBytes: total,
+        etag: response.etag, lastModified: response.lastModified,
+        digests: facts.wholeFileDigests.isEmpty ? nil : facts.wholeFileDigests)
+      var firstID = 1
+      if case .segmented(let planner) = layout { firstID = planner.nextID }
+      if let total {
+        var planner = SegmentPlanner(
+          total: total, held: [], minimumSplit: configuration.minimumSplit, firstID: firstID)
+        transfer.state = .writingSegment(planner.open(0, total).id)
+        layout = .segmented(planner)
+      } else {
+        transfer.state = .writingStream
+        layout = .stream(Stream(written: 0, owner: id))
+      }
+      resumedFrom = 0
+      if replacing { rangesSupported = false }
+      let others = round.transfers.keys.filter { $0 != id }.sorted()
+      for other in others { round.transfers[other]?.state = .superseded }
+      if !others.isEmpty { actions.append(.cancelTransfers(others)) }
+      actions.append(.restartHashing(announced: identity.digests))
+      actions.append(.commit(snapshot, truncatingTo: 0))
+      recordedHeld = 0
+      stateFileDue = true
+    } else {
+      switch (layout, transfer.plan.target) {
+      case (.stream(var stream), _):
+        if let total, identity.totalBytes == nil {
+          // A resumed stream learns the size: from now on it is a plan with one segment.
+          identity.totalBytes = total
+          var planner = SegmentPlanner(
+            total: total, held: [ByteRange(start: 0, end: offset)], minimumSplit: configuration.minimumSplit)
+          transfer.state = .writingSegment(planner.open(offset, total).id)
+          layout = .segmented(planner)
+        } else {
+          stream.owner = id
+          transfer.state = .writingStream
+          layout = .stream(stream)
+        }
+      case (.segmented, .segment(let segment, _, _, _)):
+        transfer.state = .writingSegment(segment)
+      default:
+        // A plan that does not fit the layout cannot be written safely: start over.
+        return .decided(
+          .abort, checksRange: false,
+          actions
+            + endRound(with: .restart(reason: "the response did not match the download's plan"), now: now))
+      }
+    }
+    if !fresh, transfer.plan.overlap > 0 {
+      switch transfer.state {
+      case .writingStream: transfer.state = .checkingOverlap(segment: nil, remaining: transfer.plan.overlap)
+      case .writingSegment(let segment):
+        transfer.state = .checkingOverlap(segment: segment, remaining: transfer.plan.overlap)
+      default: break
+      }
+    }
+    let acceptsRanges = response.status == 206 || facts.acceptsRanges
+    if acceptsRanges, !replacing, !rangesDistrusted { rangesSupported = true }
+    if identity.digests == nil, !facts.wholeFileDigests.isEmpty { identity.digests = facts.wholeFileDigests }
+    if movedFrom == nil { identity.finalURL = facts.finalURL } else { movedFinalURL = facts.finalURL }
+    if fresh || !round.announced {
+      round.announced = true
+      // What is on disk was just recorded (or claimed by the saved state): the first
+      // checkpoint is due one interval from now, not at the first byte.
+      lastCheckpoint = now
+      actions.append(
+        .announceStart(
+          resumedFrom: fresh ? 0 : round.heldAtStart, totalBytes: identity.totalBytes,
+          finalURL: facts.finalURL))
+    }
+    let checksRange = pinForDigestCheck(&transfer, facts)
+    round.transfers[id] = transfer
+    phase = .running(round)
+    // The size may be known now: more transfers start at once rather than at the next tick.
+    return .decided(.deliver, checksRange: checksRange, actions + addTransfersIfWanted(now: now))
+  }
+
+  /// A `206` with its own `Content-Digest`: its segment is kept whole (pinned) so the complete
+  /// response can be checked. From then on new segments start pinned, so none is split while
+  /// its request is on the way. False when there is nothing to check (the segment may be split
+  /// again), or the segment was split before the response came (its bytes are then covered by
+  /// the whole-file checks only).
+  private mutating func pinForDigestCheck(_ transfer: inout Transfer, _ facts: ResponseFacts) -> Bool {
+    guard case .writingSegment(let id) = transfer.state, case .segmented(var planner) = layout,
+      let segment = planner.segment(id)
+    else { return false }
+    let checkable =
+      facts.checkableRange.map { segment.cursor == $0.start && segment.end == $0.end } ?? false
+    planner.pin(id, checkable)
+    // A server that sends Content-Digest (on a 200 too) will send it with its ranges.
+    if checkable || facts.sendsContentDigest { planner.pinsNewSegments = true }
+    layout = .segmented(planner)
+    return checkable
+  }
+}
