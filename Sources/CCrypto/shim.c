@@ -1,4 +1,5 @@
 #include "CCrypto.h"
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 struct ccrypto_digest {
@@ -54,3 +55,5 @@ void ccrypto_digest_free(ccrypto_digest *digest) {
   EVP_MD_CTX_free(digest->context);
   OPENSSL_free(digest);
 }
+
+const char *ccrypto_version(void) { return OpenSSL_version(OPENSSL_VERSION); }

@@ -16,5 +16,7 @@ size_t ccrypto_digest_final(ccrypto_digest *digest, unsigned char *out);
 /// A copy holding the same state, so a running hash can be read without ending it; NULL on failure.
 ccrypto_digest *ccrypto_digest_copy(const ccrypto_digest *digest);
 void ccrypto_digest_free(ccrypto_digest *digest);
+/// OpenSSL's version text ("OpenSSL 3.0.19 …"), for `haul --version`.
+const char *ccrypto_version(void);
 
 #endif

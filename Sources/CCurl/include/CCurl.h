@@ -71,6 +71,43 @@ enum {
   CCURLOPT_TCP_KEEPALIVE = 213,
   CCURLOPT_PROTOCOLS_STR = 10318,
   CCURLOPT_REDIR_PROTOCOLS_STR = 10319,
+  // Trust and identity (--cacert, --capath, --cert, --key): file paths libcurl hands to OpenSSL.
+  CCURLOPT_CAINFO = 10065,
+  CCURLOPT_CAPATH = 10097,
+  CCURLOPT_SSLCERT = 10025,
+  CCURLOPT_SSLKEY = 10087,
+  // Credentials (-u, --netrc, --netrc-file): libcurl sends them, never Haul's own headers.
+  CCURLOPT_USERNAME = 10173,
+  CCURLOPT_PASSWORD = 10174,
+  CCURLOPT_NETRC = 51,
+  CCURLOPT_NETRC_FILE = 10118,
+  // -e and cookies (-b STRING, -b FILE, -c FILE): libcurl's own cookie engine.
+  CCURLOPT_REFERER = 10016,
+  CCURLOPT_COOKIE = 10022,
+  CCURLOPT_COOKIEFILE = 10031,
+  CCURLOPT_COOKIEJAR = 10082,
+  CCURLOPT_COOKIELIST = 10135,  // "FLUSH": write the jar now, not at the handle's cleanup
+  // --proxy, --noproxy (the *_proxy environment variables libcurl reads itself).
+  CCURLOPT_PROXY = 10004,
+  CCURLOPT_NOPROXY = 10177,
+  // -4/-6 and --resolve HOST:PORT:ADDR (a list).
+  CCURLOPT_IPRESOLVE = 113,
+  CCURLOPT_RESOLVE = 10203,
+  // -N: If-Modified-Since from a local file's time; the answer says whether the condition failed.
+  CCURLOPT_TIMECONDITION = 33,
+  CCURLOPT_TIMEVALUE_LARGE = 30270,
+  // FTP: the server's modification time (MDTM) and a byte range (REST, or RETR of a part).
+  CCURLOPT_FILETIME = 69,
+  CCURLOPT_RANGE = 10007,
+};
+
+/// Values of CCURLOPT_NETRC, CCURLOPT_IPRESOLVE and CCURLOPT_TIMECONDITION.
+enum {
+  CCURL_NETRC_OPTIONAL = 1,
+  CCURL_IPRESOLVE_WHATEVER = 0,
+  CCURL_IPRESOLVE_V4 = 1,
+  CCURL_IPRESOLVE_V6 = 2,
+  CCURL_TIMECOND_IFMODSINCE = 1,
 };
 
 /// CURLINFO values used by Haul.
@@ -80,12 +117,23 @@ enum {
   CCURLINFO_REDIRECT_COUNT = 0x200000 + 20,
   CCURLINFO_OS_ERRNO = 0x200000 + 25,
   CCURLINFO_SIZE_DOWNLOAD_T = 0x600000 + 8,
+  /// FTP: the size the server reported (SIZE), -1 when unknown.
+  CCURLINFO_CONTENT_LENGTH_DOWNLOAD_T = 0x600000 + 15,
+  /// FTP: the modification time the server reported (MDTM) as Unix seconds, -1 when unknown.
+  CCURLINFO_FILETIME_T = 0x600000 + 14,
+  /// 1 when a CCURLOPT_TIMECONDITION was not met (the server's copy is not newer).
+  CCURLINFO_CONDITION_UNMET = 0x200000 + 35,
 };
 
 /// CURLMoption values used by Haul.
 enum {
   CCURLMOPT_MAXCONNECTS = 6,
   CCURLMOPT_MAX_HOST_CONNECTIONS = 7,
+};
+
+/// CURLMcode values Haul tells apart.
+enum {
+  CCURLM_OK = 0,
 };
 
 /// CURLcode values Haul tells apart; any other non-zero code is a generic failure.
@@ -113,6 +161,14 @@ enum {
   CCURLE_BAD_CONTENT_ENCODING = 61,
   CCURLE_SSL_CACERT_BADFILE = 77,
   CCURLE_HTTP2_STREAM = 92,
+  // FTP answers: the file is missing, the login or the file was refused, a resume past the end.
+  CCURLE_REMOTE_ACCESS_DENIED = 9,
+  CCURLE_FTP_COULDNT_RETR_FILE = 19,
+  CCURLE_BAD_DOWNLOAD_RESUME = 36,
+  CCURLE_LOGIN_DENIED = 67,
+  /// The transfer would pass CURLOPT_MAXFILESIZE (Haul checks the size itself and reports it so).
+  CCURLE_FILESIZE_EXCEEDED = 63,
+  CCURLE_REMOTE_FILE_NOT_FOUND = 78,
 };
 
 // MARK: - Global and easy interface

@@ -27,9 +27,11 @@ public final class Download: Sendable {
   /// One consumer; if it falls far behind, the oldest events are dropped.
   public let events: AsyncStream<DownloadEvent>
 
-  private let continuation: AsyncStream<DownloadEvent>.Continuation
-  private let control = DownloadControl()
-  private let transport: any Transport
+  let gate: EventGate
+  let control = DownloadControl()
+  /// Whether `run()` is running (it may not run twice at once).
+  private let running = Locked(false)
+  let transport: any Transport
   /// Segments are not split below this; tests lower it to split small files.
   let minimumSplit: Int64
 
@@ -53,8 +55,10 @@ public final class Download: Sendable {
     self.options = options
     self.transport = transport
     try Self.validate(options)
-    (events, continuation) = AsyncStream.makeStream(
+    let (events, continuation) = AsyncStream.makeStream(
       of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(4096))
+    self.events = events
+    self.gate = EventGate(continuation)
   }
 
   private static func validate(_ options: DownloadOptions) throws(HaulError) {
@@ -78,29 +82,39 @@ public final class Download: Sendable {
   }
 
   /// Runs the download to the end: completed, failed, or cancelled.
-  /// Cancelling the calling task works like `cancel()`.
+  /// Cancelling the calling task works like `cancel()`. After a failure `run()` may be called
+  /// again (it resumes, though `events` has ended); after `cancel()` this `Download` is spent:
+  /// `run()` throws `.interrupted`, and a new `Download` of the same URL and destination
+  /// resumes the kept bytes.
   ///
   /// - Returns: the finished file, or the file that was already complete.
   /// - Throws: `HaulError`; category `.interrupted` after `cancel()`.
   @discardableResult
   public func run() async throws(HaulError) -> DownloadResult {
-    let run = DownloadRun(
-      url: url, destination: destination, options: options, transport: transport, control: control,
-      emit: { [continuation] in continuation.yield($0) }, minimumSplit: minimumSplit)
-    let control = self.control
-    let keep = options.keepPartialOnCancel
-    let outcome: Result<DownloadResult, HaulError> = await withTaskCancellationHandler {
-      do throws(HaulError) { return .success(try await run.execute()) } catch { return .failure(error) }
-    } onCancel: {
-      control.cancel(keepPartial: keep)
+    guard
+      running.withLock({ running in
+        defer { running = true }; return !running
+      })
+    else {
+      throw HaulError(.invalidInput, "run() is already running for this download")
     }
+    defer { running.withLock { $0 = false } }
+    if case .cancel = control.request {
+      let error = HaulError(
+        .interrupted, "this download was cancelled",
+        hint: "create a new Download of the same URL to resume it")
+      // Cancelled before it ran (a manager that stops a run it just started): `events` ends
+      // here too, or a consumer waiting for its end waits forever.
+      gate.close(with: .failed(error))
+      throw error
+    }
+    let outcome = await runRefreshing()
     switch outcome {
     case .success(let result):
-      continuation.finish()
+      gate.close(with: nil)
       return result
     case .failure(let error):
-      continuation.yield(.failed(error))
-      continuation.finish()
+      gate.close(with: .failed(error))
       throw error
     }
   }
@@ -147,6 +161,39 @@ public struct SavedProgress: Sendable, Equatable {
   public static func all(in directory: URL) -> [SavedProgress] {
     DownloadPaths.stateFiles(in: directory.path).compactMap {
       load(for: URL(fileURLWithPath: String($0.dropLast(".haul".count))))
+    }
+  }
+}
+
+/// The one way events reach `Download.events`: in order, on one serial queue (never under a
+/// lock), and nothing after `.completed` or `.failed` (a timer's progress computed just before
+/// the end may be sent just after it).
+final class EventGate: Sendable {
+  private let continuation: AsyncStream<DownloadEvent>.Continuation
+  private let queue = DispatchQueue(label: "haul.events")
+  /// Read and written on `queue` only.
+  private let closed = Locked(false)
+
+  init(_ continuation: AsyncStream<DownloadEvent>.Continuation) { self.continuation = continuation }
+
+  func send(_ event: DownloadEvent) {
+    queue.async { [self] in
+      guard !closed.withLock({ $0 }) else { return }
+      continuation.yield(event)
+      switch event {
+      case .completed, .failed: closed.withLock { $0 = true }
+      default: break
+      }
+    }
+  }
+
+  /// Sends `last` (unless the stream already ended) after every event sent before, then ends
+  /// the stream; returns once it has.
+  func close(with last: DownloadEvent?) {
+    queue.sync {
+      if let last, !closed.withLock({ $0 }) { continuation.yield(last) }
+      closed.withLock { $0 = true }
+      continuation.finish()
     }
   }
 }

@@ -1,6 +1,12 @@
 import Dispatch
 import FoundationEssentials
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The files of one download: the target, its `.part` data and its `.haul` state sidecar.
 struct DownloadPaths: Equatable, Sendable {
   let target: String
@@ -26,6 +32,27 @@ struct DownloadPaths: Equatable, Sendable {
       directory.isEmpty ? name : directory.hasSuffix("/") ? directory + name : directory + "/" + name
   }
 
+  /// Refuses, before anything is created, a `.part` or state file that Haul may not reuse (a
+  /// link, a file with other names or another owner: `SafeFile.check`), and a symbolic link at
+  /// the target unless the target is to be replaced (the final rename replaces the link itself,
+  /// never what it points to). The opens check again on their descriptors; this look first keeps
+  /// a refusal from leaving a new empty `.part` behind.
+  func refuseUnsafeFiles(replacingTarget: Bool) throws(HaulError) {
+    do {
+      _ = try SafeFile.check(part)
+      _ = try SafeFile.check(state)
+    } catch {
+      throw error.haulError
+    }
+    var info = stat()
+    if !replacingTarget, lstat(target, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+      throw HaulError(
+        .fileSystem, LocalFileError(target, .symbolicLink).description,
+        hint: "use --overwrite to replace the link itself (what it points to is left alone), "
+          + "or -o to choose another name")
+    }
+  }
+
   private static func trailingSlashesRemoved(_ path: String) -> String {
     var path = Substring(path)
     while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
@@ -42,16 +69,4 @@ struct DownloadPaths: Equatable, Sendable {
 
 extension String {
   var nonEmpty: String? { isEmpty ? nil : self }
-}
-
-extension FileNameSanitizer {
-  /// The name a URL suggests: its last path segment, decoded and sanitized (query and fragment ignored).
-  static func name(fromURL url: String) -> String? {
-    var rest = Substring(url)
-    if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
-    guard let slash = rest.firstIndex(of: "/") else { return nil }
-    var path = rest[slash...]
-    if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
-    return name(fromURLPath: String(path))
-  }
 }

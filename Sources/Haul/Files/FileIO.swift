@@ -4,66 +4,55 @@
   import Darwin
 #endif
 
-/// Small POSIX file operations with errno kept as `SystemError`.
+/// Small POSIX file operations with errno kept as `SystemError`. Files are opened by
+/// `SafeFile`'s rules (never through a symbolic link).
 enum FileIO {
+  /// The file at `path` (not through a link), at most `limit` bytes (EFBIG past it).
   static func readAll(path: String, limit: Int) -> Result<[UInt8], SystemError> {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    let fd = SystemCall.retryingEINTR { open(path, O_RDONLY | SafeFile.openFlags | O_NONBLOCK) }
     guard fd >= 0 else { return .failure(SystemError("open", errno: errno)) }
     defer { close(fd) }
-    var bytes = [UInt8]()
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while bytes.count <= limit {
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        return .failure(SystemError("read", errno: errno))
-      }
-      if count == 0 { break }
-      bytes.append(contentsOf: chunk[0..<count])
+    do {
+      return .success(try UserFiles.readAll(descriptor: fd, limit: limit, name: path))
+    } catch {
+      if case .system(let cause) = error.reason { return .failure(cause) }
+      return .failure(SystemError("read", errno: EFBIG))
     }
-    return .success(bytes)
-  }
-
-  static func writeAll(path: String, bytes: [UInt8], sync: Bool) throws(SystemError) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw SystemError("open", errno: errno) }
-    defer { close(fd) }
-    var written = 0
-    while written < bytes.count {
-      let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw SystemError("write", errno: errno)
-      }
-      written += count
-    }
-    if sync, fsync(fd) != 0 { throw SystemError("fsync", errno: errno) }
   }
 
   static func rename(_ from: String, to: String) throws(SystemError) {
-    guard Glibc.rename(from, to) == 0 else { throw SystemError("rename", errno: errno) }
+    #if canImport(Glibc)
+      _ = try SystemCall.retryingEINTR("rename") { Glibc.rename(from, to) }
+    #else
+      _ = try SystemCall.retryingEINTR("rename") { Darwin.rename(from, to) }
+    #endif
   }
 
-  /// Removes a file; a missing file is fine.
+  /// Removes a file; a missing file is fine. A link is removed, never what it points to.
   static func remove(_ path: String) throws(SystemError) {
     guard unlink(path) == 0 || errno == ENOENT else { throw SystemError("unlink", errno: errno) }
   }
 
+  /// Whether anything is at `path` (a link counts, whatever it points to).
   static func exists(_ path: String) -> Bool {
     var info = stat()
     return lstat(path, &info) == 0
   }
 
+  /// Whether `path` is a directory, following a link the user made to one.
   static func isDirectory(_ path: String) -> Bool {
     var info = stat()
     return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
   }
 
-  /// Makes a rename or creation in `directory` durable.
+  /// Makes a rename or creation in `directory` durable. The directory is the user's (see
+  /// `UserFiles`): every path in it is resolved through it anyway, so a link the user made to it
+  /// is followed here too (refusing it would only skip the sync); `O_DIRECTORY` makes sure it is
+  /// one, and nothing is ever written through this descriptor.
   static func syncDirectory(_ directory: String) {
-    let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    let fd = SystemCall.retryingEINTR { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY) }
     guard fd >= 0 else { return }
-    _ = fsync(fd)
+    _ = SystemCall.retryingEINTR { fsync(fd) }
     close(fd)
   }
 }

@@ -21,6 +21,8 @@ final class PartFile: Sendable {
   /// Cleared when the file system refuses a direct read or write (a stricter alignment): from
   /// then on every read and write goes through the page cache.
   private let directUsable: Locked<Bool>
+  /// For a stream (standard output, a FIFO, a device): the bytes written so far. Nil for a file.
+  private let streamed: Locked<Int64>?
 
   /// The alignment of memory, offsets and lengths for `writeDirect`.
   static let directAlignment = Int(HAUL_DIRECT_ALIGNMENT)
@@ -28,23 +30,43 @@ final class PartFile: Sendable {
   enum OpenError: Error {
     case busy
     case system(SystemError)
+    /// Something Haul must not write through is at the name (see `SafeFile`).
+    case refused(LocalFileError)
   }
 
-  /// Opens (creating if needed) and locks the file without blocking. `directIO: false` keeps
-  /// every write in the page cache (tests of that path).
+  /// Opens and locks the file without blocking: reuses it only if `SafeFile`'s rules allow (a
+  /// regular file with one link, owned by this user, not a symbolic link), else creates it.
+  /// `directIO: false` keeps every write in the page cache (tests of that path).
   init(path: String, directIO: Bool = true) throws(OpenError) {
-    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw .system(SystemError("open", errno: errno)) }
-    if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      let code = errno
-      close(fd)
-      throw code == EWOULDBLOCK ? .busy : .system(SystemError("flock", errno: code))
+    let file: SafeFile
+    do { file = try SafeFile.openOrCreate(path) } catch {
+      if case .system(let cause) = error.reason { throw .system(cause) }
+      throw .refused(error)
     }
+    let locked: Bool
+    do { locked = try file.tryLock() } catch { throw .system(error) }
+    guard locked else { throw .busy }
+    let fd = file.takeDescriptor()
     self.path = path
     self.fd = fd
     self.directFD = directIO ? Self.openDirect(path, sameFileAs: fd) : -1
     self.directUsable = Locked(directFD >= 0)
+    self.streamed = nil
   }
+
+  /// A stream target (`DownloadRun+Stream`): `descriptor` (this object's, closed with it) is
+  /// written in order, each write where the last ended; nothing is read back, synced, truncated
+  /// or marked, and a write anywhere else fails with ESPIPE (a stream cannot go back).
+  init(streamingTo descriptor: Int32, path: String) {
+    self.path = path
+    self.fd = descriptor
+    self.directFD = -1
+    self.directUsable = Locked(false)
+    self.streamed = Locked(0)
+  }
+
+  /// Whether this is a stream target rather than a file.
+  var isStream: Bool { streamed != nil }
 
   deinit {
     close(fd)
@@ -61,9 +83,10 @@ final class PartFile: Sendable {
     guard let base = bytes.baseAddress else { return }
     var done = 0
     while done < bytes.count, directUsable.withLock({ $0 }) {
-      let count = pwrite(directFD, base + done, bytes.count - done, off_t(offset) + off_t(done))
+      let count = SystemCall.retryingEINTR {
+        pwrite(directFD, base + done, bytes.count - done, off_t(offset) + off_t(done))
+      }
       if count < 0 {
-        if errno == EINTR { continue }
         guard errno == EINVAL else { throw SystemError("pwrite", errno: errno) }
         directUsable.withLock { $0 = false }
         break
@@ -129,9 +152,8 @@ final class PartFile: Sendable {
     while directUsable.withLock({ $0 }) {
       let start = position / alignment * alignment
       let wanted = min(buffer.count, Int((to - start + alignment - 1) / alignment * alignment))
-      let count = pread(directFD, base, wanted, off_t(start))
+      let count = SystemCall.retryingEINTR { pread(directFD, base, wanted, off_t(start)) }
       if count < 0 {
-        if errno == EINTR { continue }
         guard errno == EINVAL else { throw SystemError("pread", errno: errno) }
         directUsable.withLock { $0 = false }
         continue
@@ -144,7 +166,8 @@ final class PartFile: Sendable {
     return count > 0 ? (position, count) : nil
   }
 
-  /// Opens `path` again for direct I/O, checking it is still the file `fd` refers to.
+  /// Opens `path` again for direct I/O (not through a link), checking it is still the file `fd`
+  /// refers to.
   private static func openDirect(_ path: String, sameFileAs fd: Int32) -> Int32 {
     let direct = haul_open_direct(path)
     guard direct >= 0 else { return -1 }
@@ -162,44 +185,79 @@ final class PartFile: Sendable {
   /// Writes all of `bytes` at `offset`.
   func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) {
     guard let base = bytes.baseAddress else { return }
+    if let streamed { return try append(bytes, at: offset, streamed) }
     var done = 0
     while done < bytes.count {
-      let count = pwrite(fd, base + done, bytes.count - done, off_t(offset) + off_t(done))
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw SystemError("pwrite", errno: errno)
+      done += try SystemCall.retryingEINTR("pwrite") {
+        pwrite(fd, base + done, bytes.count - done, off_t(offset) + off_t(done))
       }
+    }
+  }
+
+  /// A stream's write: only where the last one ended. On the download's I/O lane, the one
+  /// writer; a descriptor left non-blocking (a shared terminal or pipe) is waited for.
+  private func append(_ bytes: UnsafeRawBufferPointer, at offset: Int64, _ streamed: Locked<Int64>)
+    throws(SystemError)
+  {
+    guard let base = bytes.baseAddress, offset == streamed.withLock({ $0 }) else {
+      throw SystemError("write", errno: ESPIPE)
+    }
+    var done = 0
+    while done < bytes.count {
+      let count = SystemCall.retryingEINTR { systemWrite(fd, base + done, bytes.count - done) }
+      if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+        var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        _ = SystemCall.retryingEINTR { poll(&ready, 1, -1) }
+        continue
+      }
+      guard count >= 0 else { throw SystemError("write", errno: errno) }
       done += count
+      streamed.withLock { $0 += Int64(count) }
     }
   }
 
   /// Reads up to `buffer.count` bytes at `offset`; returns how many (0 at the end).
   func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
     guard let base = buffer.baseAddress else { return 0 }
-    while true {
-      let count = pread(fd, base, buffer.count, off_t(offset))
-      if count >= 0 { return count }
-      if errno != EINTR { throw SystemError("pread", errno: errno) }
-    }
+    guard streamed == nil else { throw SystemError("pread", errno: ESPIPE) }
+    return try SystemCall.retryingEINTR("pread") { pread(fd, base, buffer.count, off_t(offset)) }
   }
 
   /// Makes every completed write durable (data, and the size when it grew).
   func sync() throws(SystemError) {
-    guard fdatasync(fd) == 0 else { throw SystemError("fdatasync", errno: errno) }
+    guard streamed == nil else { return }  // Nothing to keep: a stream is not resumed.
+    _ = try SystemCall.retryingEINTR("fdatasync") { fdatasync(fd) }
   }
 
   func truncate(to length: Int64) throws(SystemError) {
-    guard ftruncate(fd, off_t(length)) == 0 else { throw SystemError("ftruncate", errno: errno) }
+    if let streamed {
+      guard length == streamed.withLock({ $0 }) else { throw SystemError("ftruncate", errno: ESPIPE) }
+      return
+    }
+    _ = try SystemCall.retryingEINTR("ftruncate") { ftruncate(fd, off_t(length)) }
   }
 
   func size() -> Int64 {
+    if let streamed { return streamed.withLock { $0 } }
     var info = stat()
     return fstat(fd, &info) == 0 ? Int64(info.st_size) : 0
+  }
+
+  /// The file's size and times, for its seal (`FinishedFileRecord.seal`).
+  func status() -> FileStatus? {
+    var info = stat()
+    return fstat(fd, &info) == 0 ? FileStatus(info) : nil
   }
 
   /// Stores `value` as an extended attribute; false where the file system has none.
   @discardableResult
   func setAttribute(_ name: String, _ value: [UInt8]) -> Bool {
-    value.withUnsafeBytes { fsetxattr(fd, name, $0.baseAddress, $0.count, 0) == 0 }
+    guard streamed == nil else { return false }
+    return value.withUnsafeBytes { fsetxattr(fd, name, $0.baseAddress, $0.count, 0) == 0 }
   }
+}
+
+/// `write(2)`, which `PartFile.write(_:at:)` hides inside the class.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+  write(descriptor, bytes, count)
 }

@@ -38,16 +38,7 @@ final class MessageDigest {
     return Array(out.prefix(length))
   }
 
-  static func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var text = [UInt8]()
-    text.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-      text.append(digits[Int(byte >> 4)])
-      text.append(digits[Int(byte & 0xF)])
-    }
-    return String(decoding: text, as: UTF8.self)
-  }
+  static func hex(_ bytes: [UInt8]) -> String { Checksum.hex(bytes) }
 }
 
 @available(*, unavailable)

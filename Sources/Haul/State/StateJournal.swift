@@ -11,8 +11,8 @@ import FoundationEssentials
 ///
 /// Format (text, three lines): `haul-state 1`, the state as JSON, `sha256 <hex of the JSON line>`.
 /// Writes go to a temporary file that is synced and renamed over the old one, so a crash
-/// leaves either the old state or the new one, never a torn mix (the very first state is
-/// written in place: torn, it fails its checksum and the download starts over).
+/// leaves either the old state or the new one, never a torn mix. The file is opened and
+/// replaced by `SafeFile`'s rules.
 enum StateJournal {
   static let magic = "haul-state"
   static let version = 1
@@ -70,32 +70,40 @@ enum StateJournal {
   }
 
   /// The state at `path`, or nil when there is no file.
+  ///
+  /// - Throws: `.fileSystem` when the file cannot be read, or is not one Haul may reuse (a
+  ///   symbolic link, a file with other names or another owner, not a regular file: see `SafeFile`).
   static func load(from path: String) throws(HaulError) -> Result<ResumeState, LoadError>? {
     let bytes: [UInt8]
-    switch FileIO.readAll(path: path, limit: 1 << 20) {
-    case .success(let read): bytes = read
-    case .failure(let error) where error.errno == ENOENT: return nil
-    case .failure(let error):
-      throw HaulError(.fileSystem, "cannot read the state file \(path)", underlying: error)
+    do {
+      bytes = try SafeFile.contents(of: path, limit: maximumSize)
+    } catch {
+      switch error.reason {
+      case .system(let cause) where cause.errno == ENOENT: return nil
+      case .tooLarge: return .failure(.corrupt("larger than \(maximumSize) bytes"))
+      case .system(let cause):
+        throw HaulError(.fileSystem, "cannot read the state file \(path): \(cause)", underlying: cause)
+      default: throw error.haulError
+      }
     }
     do { return .success(try decode(bytes)) } catch { return .failure(error) }
   }
 
-  /// Replaces the state at `path` durably: temporary file, fsync, rename.
+  /// A state file is a few hundred bytes; anything this large is not one.
+  static let maximumSize = 1 << 20
+
+  /// Replaces the state at `path` durably: a new temporary file (unnamed, or under a random
+  /// name), fsync, rename over `path`. A write that fails (disk full) leaves no temporary file
+  /// and the previous state in place. Never writes through a link at `path`: the rename
+  /// replaces the name.
   static func save(_ state: ResumeState, to path: String) throws(HaulError) {
-    let temporary = path + ".tmp"
     do {
-      // The first state of a download replaces nothing, so it needs no temporary file: a torn
-      // one fails its checksum, and the next run starts over rather than trust it.
-      guard FileIO.exists(path) else {
-        try FileIO.writeAll(path: path, bytes: encode(state), sync: true)
-        return
-      }
-      try FileIO.writeAll(path: temporary, bytes: encode(state), sync: true)
-      try FileIO.rename(temporary, to: path)
+      try SafeFile.replace(path, with: encode(state))
     } catch {
+      let cause = error.haulError
       throw HaulError(
-        .fileSystem, "cannot save the download state to \(path): \(error)", underlying: error)
+        .fileSystem, "cannot save the download state: \(cause.message)", hint: cause.hint,
+        underlying: cause.underlying)
     }
   }
 

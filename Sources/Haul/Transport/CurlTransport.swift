@@ -12,6 +12,7 @@ final class CurlTransport: Transport {
   private enum Command: Sendable {
     case start(id: UInt64, TransferRequest, any TransferSink)
     case cancel(id: UInt64)
+    case resume(id: UInt64)
   }
 
   private struct Inbox {
@@ -56,6 +57,11 @@ final class CurlTransport: Transport {
     multi.wakeUp()
   }
 
+  fileprivate func resume(id: UInt64) {
+    inbox.withLock { $0.commands.append(.resume(id: id)) }
+    multi.wakeUp()
+  }
+
   /// Runs on the event thread only: owns the multi handle's transfers.
   private final class CurlEventThread {
     private let multi: CurlMulti
@@ -70,6 +76,7 @@ final class CurlTransport: Transport {
           switch command {
           case .start(let id, let request, let sink): start(id: id, request, sink: sink)
           case .cancel(let id): finish(id: id, .cancelled)
+          case .resume(let id): transfers[id]?.resumeReceiving()
           }
         }
         var running: Int32 = 0
@@ -97,7 +104,7 @@ final class CurlTransport: Transport {
       do {
         let transfer = try CurlTransfer(request: request, sink: sink)
         let code = ccurl_multi_add_handle(multi.pointer, transfer.easy)
-        guard code == 0 else {
+        guard code == Int32(CCURLM_OK) else {
           let text = String(cString: ccurl_multi_strerror(code))
           sink.transferDidFinish(
             head: nil, failure: TransportFailure(kind: .other, message: text, code: code))
@@ -137,13 +144,27 @@ private struct CurlTransferHandle: TransferHandle {
   let id: UInt64
   let transport: CurlTransport
   func cancel() { transport.cancel(id: id) }
+  func resumeReceiving() { transport.resume(id: id) }
 }
 
 /// One easy handle and its callbacks. Lives on the event thread only.
-private final class CurlTransfer {
+final class CurlTransfer {
   let easy: OpaquePointer
   private let sink: any TransferSink
   private var headerList: UnsafeMutablePointer<ccurl_slist>?
+  private var resolveList: UnsafeMutablePointer<ccurl_slist>?
+  /// For ftp:// and ftps:// URLs: what the server said, to be told as an HTTP response head.
+  private var ftp: FTPResponse?
+  /// The largest file accepted (`NetworkOptions.maxFileSize`).
+  private let maxFileSize: Int64?
+  /// `-c FILE`: libcurl writes the jar when the handle is cleaned up, which may come after the
+  /// process has exited; `finish` flushes it first.
+  private let writesCookieJar: Bool
+  /// Why the transport itself stopped the transfer (a file too large, an FTP size never said).
+  private var stoppedBy: TransportFailure?
+  /// Where the body starts in the file, and the body bytes received (for a size not said in advance).
+  private var bodyOffset: Int64 = 0
+  private var bodyReceived: Int64 = 0
   /// libcurl writes failure details here; it must stay at one address for the handle's life.
   private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CCURL_ERROR_SIZE) + 1)
 
@@ -153,45 +174,68 @@ private final class CurlTransfer {
   private var head: ResponseHead?
   private var disposition: BodyDisposition?
 
-  private let rateLimiter: RateLimiter?
+  private let rateLimiters: [RateLimiter]
   private let stallTimeout: UInt64
   /// When a byte (header or body) last arrived, or the transfer last left a rate-limit pause.
   private var lastActivity: UInt64
   /// When a transfer paused by the rate limiter may receive again (monotonic ns).
   private(set) var resumeAt: UInt64?
+  /// Paused because the sink's buffers all wait for the disk; `resumeReceiving` ends it.
+  private var pausedBySink = false
 
   init(request: TransferRequest, sink: any TransferSink) throws(TransportFailure) {
     guard let easy = ccurl_easy_init() else {
-      throw TransportFailure(kind: .other, message: "libcurl could not create a handle", code: 27)
+      throw TransportFailure(
+        kind: .other, message: "libcurl could not create a handle", code: Int32(CCURLE_OUT_OF_MEMORY))
     }
     self.easy = easy
     self.sink = sink
-    self.rateLimiter = request.rateLimiter
+    self.rateLimiters = request.rateLimiters
+    self.maxFileSize = request.network.maxFileSize
+    self.writesCookieJar = request.network.cookieJar != nil
     self.stallTimeout = UInt64(max(0.001, request.stallTimeout) * 1e9)
     self.lastActivity = Monotonic.now()
-    var failed: Int32 = 0
+    let ok = Int32(CCURLE_OK)
+    var failed = ok
     func set(_ option: Int32, _ value: Int) {
       let code = ccurl_easy_setopt_long(easy, option, value)
-      if code != 0 { failed = code }
+      if code != ok { failed = code }
     }
     func set(_ option: Int32, _ value: String) {
       let code = value.withCString { ccurl_easy_setopt_pointer(easy, option, $0) }
-      if code != 0 { failed = code }
+      if code != ok { failed = code }
     }
     set(Int32(CCURLOPT_URL), request.url)
     set(Int32(CCURLOPT_NOSIGNAL), 1)
-    set(Int32(CCURLOPT_HTTPGET), 1)
     set(Int32(CCURLOPT_FOLLOWLOCATION), 1)
-    set(Int32(CCURLOPT_MAXREDIRS), request.maxRedirects)
-    set(Int32(CCURLOPT_PROTOCOLS_STR), "http,https")
+    set(Int32(CCURLOPT_PROTOCOLS_STR), "http,https,ftp,ftps")
     set(Int32(CCURLOPT_REDIR_PROTOCOLS_STR), "http,https")
+    let lowercasedURL = request.url.lowercased()
+    if lowercasedURL.hasPrefix("ftp://") || lowercasedURL.hasPrefix("ftps://") {
+      // The engine's Range becomes REST (and a stop) on the data connection; the other headers are HTTP's.
+      let rangeValue = request.headers.first { $0.name.caseInsensitiveEquals("Range") }?.value
+      let range = rangeValue.flatMap(FTPResponse.Range.init(httpRange:))
+      if rangeValue != nil, range == nil { failed = Int32(CCURLE_URL_MALFORMAT) }
+      ftp = FTPResponse(range: range)
+      bodyOffset = range?.first ?? 0
+      set(Int32(CCURLOPT_FILETIME), 1)
+      if let range { set(Int32(CCURLOPT_RANGE), range.curlRange) }
+    } else {
+      set(Int32(CCURLOPT_HTTPGET), 1)
+    }
     set(Int32(CCURLOPT_USERAGENT), request.userAgent)
     set(Int32(CCURLOPT_TCP_KEEPALIVE), 1)
     set(Int32(CCURLOPT_BUFFERSIZE), request.receiveBufferSize)
     set(Int32(CCURLOPT_CONNECTTIMEOUT), max(1, Int(request.stallTimeout.rounded(.up))))
     set(Int32(CCURLOPT_SSL_VERIFYPEER), request.verifyTLS ? 1 : 0)
     set(Int32(CCURLOPT_SSL_VERIFYHOST), request.verifyTLS ? 2 : 0)
-    for (name, value) in request.headers {
+    var options = CurlOptionSetter(easy: easy)
+    options.apply(request.tls)
+    options.apply(request.network, ifModifiedSince: request.ifModifiedSince)
+    resolveList = options.resolveList
+    if options.failed != ok { failed = options.failed }
+    for (name, value) in request.headers where ftp == nil {
+      if bodyOffset == 0, name.caseInsensitiveEquals("Range") { bodyOffset = Self.rangeStart(value) ?? 0 }
       guard let list = ccurl_slist_append(headerList, "\(name): \(value)") else {
         failed = Int32(CCURLE_OUT_OF_MEMORY)
         break
@@ -199,7 +243,8 @@ private final class CurlTransfer {
       headerList = list
     }
     if let headerList {
-      if ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_HTTPHEADER), headerList) != 0 { failed = 43 }
+      let code = ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_HTTPHEADER), headerList)
+      if code != ok { failed = code }
     }
     errorBuffer.initialize(repeating: 0, count: Int(CCURL_ERROR_SIZE) + 1)
     _ = ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_ERRORBUFFER), errorBuffer)
@@ -209,21 +254,31 @@ private final class CurlTransfer {
     _ = ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_WRITEDATA), me)
     _ = ccurl_easy_setopt_callback(easy, Int32(CCURLOPT_HEADERFUNCTION), curlHeaderCallback)
     _ = ccurl_easy_setopt_callback(easy, Int32(CCURLOPT_WRITEFUNCTION), curlWriteCallback)
-    if failed != 0 {
+    if failed != ok {
       let message = String(cString: ccurl_easy_strerror(failed))
       // deinit releases the handle, list and buffer: every stored property is set by now.
-      throw TransportFailure(kind: failed == 3 ? .badURL : .other, message: message, code: failed)
+      let kind: TransportFailure.Kind = failed == Int32(CCURLE_URL_MALFORMAT) ? .badURL : .other
+      throw TransportFailure(kind: kind, message: message, code: failed)
     }
   }
 
   deinit {
     ccurl_easy_cleanup(easy)
     ccurl_slist_free_all(headerList)
+    ccurl_slist_free_all(resolveList)
     errorBuffer.deallocate()
   }
 
+  /// The first byte of `bytes=FIRST-…`, where a body of a size not said in advance starts.
+  private static func rangeStart(_ value: String) -> Int64? {
+    guard value.hasPrefix("bytes="), let dash = value.firstIndex(of: "-") else { return nil }
+    return Int64(value[value.index(value.startIndex, offsetBy: 6)..<dash])
+  }
+
+  /// No byte for the stall timeout, while neither the rate limit nor the sink (the disk) holds
+  /// the transfer back.
   func isStalled(now: UInt64) -> Bool {
-    resumeAt == nil && now > lastActivity && now - lastActivity > stallTimeout
+    resumeAt == nil && !pausedBySink && now > lastActivity && now - lastActivity > stallTimeout
   }
 
   fileprivate func receiveHeaderLine(_ line: UnsafeRawBufferPointer) {
@@ -231,6 +286,11 @@ private final class CurlTransfer {
     var end = line.count
     while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
     let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<end]), as: UTF8.self)
+    if ftp != nil {
+      // The server's replies on the control connection, not HTTP header lines.
+      ftp?.receive(line: text)
+      return
+    }
     if text.hasPrefix("HTTP/") {
       let parts = text.split(separator: " ", maxSplits: 2)
       status = parts.count >= 2 ? Int(parts[1]) : nil
@@ -244,20 +304,73 @@ private final class CurlTransfer {
   }
 
   /// Hands the final response's head to the sink once, at the first body byte or at the end.
-  private func deliverHeadIfNeeded() -> BodyDisposition {
+  /// `ftpStatus`: the status an FTP failure stands for (404 for a missing file), if any.
+  private func deliverHeadIfNeeded(ftpStatus: Int? = nil) -> BodyDisposition {
     if let disposition { return disposition }
-    guard let status else {
-      disposition = .abort
-      return .abort
-    }
     var urlPointer: UnsafePointer<CChar>?
     _ = ccurl_easy_getinfo_string(easy, Int32(CCURLINFO_EFFECTIVE_URL), &urlPointer)
     let finalURL = urlPointer.map { String(cString: $0) } ?? ""
-    let head = ResponseHead(status: status, headers: headers, finalURL: finalURL)
+    let head: ResponseHead
+    if let ftp {
+      var modified: Int64 = -1
+      _ = ccurl_easy_getinfo_off(easy, Int32(CCURLINFO_FILETIME_T), &modified)
+      var unmet = 0
+      _ = ccurl_easy_getinfo_long(easy, Int32(CCURLINFO_CONDITION_UNMET), &unmet)
+      if let ftpStatus, ftpStatus != 416 {
+        head = ResponseHead(status: ftpStatus, headers: HTTPHeaders(), finalURL: finalURL)
+      } else if let told = ftp.head(
+        modified: modified >= 0 ? modified : nil, unchanged: unmet != 0, finalURL: finalURL)
+      {
+        head = told
+      } else {
+        stoppedBy = TransportFailure(
+          kind: .malformedResponse,
+          message: "the FTP server did not say the file's size, so a part cannot be placed",
+          code: Int32(CCURLE_WEIRD_SERVER_REPLY))
+        disposition = .abort
+        return .abort
+      }
+    } else {
+      guard let status else {
+        disposition = .abort
+        return .abort
+      }
+      // A server that ignores If-Modified-Since sends 200; libcurl then checks Last-Modified
+      // itself, skips the body, and says the condition failed: that is a 304 too.
+      var unmet = 0
+      _ = ccurl_easy_getinfo_long(easy, Int32(CCURLINFO_CONDITION_UNMET), &unmet)
+      head = ResponseHead(status: unmet != 0 ? 304 : status, headers: headers, finalURL: finalURL)
+    }
+    if let failure = sizeLimitFailure(head) {
+      stoppedBy = failure
+      disposition = .abort
+      return .abort
+    }
     self.head = head
     let decided = sink.transferDidReceiveHead(head)
     disposition = decided
     return decided
+  }
+
+  /// The failure for a file larger than `maxFileSize`, as its head tells the size.
+  private func sizeLimitFailure(_ head: ResponseHead) -> TransportFailure? {
+    guard let maxFileSize, head.status == 200 || head.status == 206 else { return nil }
+    let total: Int64?
+    if head.status == 206, let range = head.headers["Content-Range"], let slash = range.lastIndex(of: "/") {
+      total = Int64(range[range.index(after: slash)...])
+    } else {
+      total = head.status == 200 ? head.headers["Content-Length"].flatMap { Int64($0) } : nil
+    }
+    guard let total, total > maxFileSize else { return nil }
+    return Self.tooLargeFailure(size: total, limit: maxFileSize)
+  }
+
+  private static func tooLargeFailure(size: Int64?, limit: Int64) -> TransportFailure {
+    let what = size.map { "the file is \(ByteQuantity.format($0))" } ?? "the file is larger than that"
+    return TransportFailure(
+      kind: .aborted,
+      message: "\(what), more than the largest file size accepted (\(ByteQuantity.format(limit)))",
+      code: Int32(CCURLE_FILESIZE_EXCEEDED))
   }
 
   /// Returns what the write callback returns: the bytes taken, 0 to abort, or the pause code.
@@ -266,19 +379,44 @@ private final class CurlTransfer {
     lastActivity = now
     switch deliverHeadIfNeeded() {
     case .deliver:
-      if let rateLimiter {
-        let wait = rateLimiter.delay(now: now)
+      if let maxFileSize, bodyOffset + bodyReceived + Int64(bytes.count) > maxFileSize {
+        // A size not said in advance: stop at the first byte past the limit.
+        stoppedBy = Self.tooLargeFailure(size: nil, limit: maxFileSize)
+        return 0
+      }
+      if !rateLimiters.isEmpty {
+        let wait = rateLimiters.reduce(0) { max($0, $1.delay(now: now)) }
         if wait > 0 {
           // libcurl keeps this chunk and offers it again after `unpauseIfDue`.
           resumeAt = now + wait
           return Int(CCURL_WRITEFUNC_PAUSE)
         }
-        rateLimiter.consume(bytes.count, now: now)
       }
-      return sink.transferDidReceive(bytes) ? bytes.count : 0
+      switch sink.transferDidReceive(bytes) {
+      case .accepted:
+        bodyReceived += Int64(bytes.count)
+        for limiter in rateLimiters { limiter.consume(bytes.count, now: now) }
+        return bytes.count
+      case .pause:
+        // libcurl keeps this chunk and offers it again after `resumeReceiving`.
+        pausedBySink = true
+        return Int(CCURL_WRITEFUNC_PAUSE)
+      case .abort:
+        return 0
+      }
     case .discard: return bytes.count
     case .abort: return 0
     }
+  }
+
+  /// The sink has room again: unpause (libcurl offers the kept chunk again at once, from
+  /// inside `curl_easy_pause`, which may pause it again).
+  func resumeReceiving() {
+    guard pausedBySink else { return }
+    pausedBySink = false
+    lastActivity = Monotonic.now()
+    guard resumeAt == nil else { return }  // the rate limit's own unpause offers it again
+    _ = ccurl_easy_pause(easy, Int32(CCURLPAUSE_CONT))
   }
 
   /// Unpauses a rate-limited transfer whose wait is over; returns the wait left otherwise.
@@ -298,11 +436,16 @@ private final class CurlTransfer {
   }
 
   func finish(_ ending: Ending) {
+    if writesCookieJar {
+      _ = "FLUSH".withCString { ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_COOKIELIST), $0) }
+    }
     let code: Int32
     switch ending {
     case .cancelled:
       sink.transferDidFinish(
-        head: head, failure: TransportFailure(kind: .cancelled, message: "cancelled", code: 42))
+        head: head,
+        failure: TransportFailure(
+          kind: .cancelled, message: "cancelled", code: Int32(CCURLE_ABORTED_BY_CALLBACK)))
       return
     case .stalled:
       let seconds = Double(stallTimeout) / 1e9
@@ -316,12 +459,23 @@ private final class CurlTransfer {
     case .curl(let result):
       code = result
     }
-    if code == 0 {
-      // A body-less response (416, 204, an empty file) reaches the sink here.
-      let disposition = deliverHeadIfNeeded()
+    if let stoppedBy {
+      // The transport stopped it, before the sink saw a head of a file it would refuse.
+      sink.transferDidFinish(head: head, failure: stoppedBy)
+      return
+    }
+    let ftpStatus = ftp != nil && disposition == nil ? FTPResponse.status(forCurlCode: code) : nil
+    if code == Int32(CCURLE_OK) || ftpStatus != nil {
+      // A body-less response (416, 204, an empty file, FTP's missing file) reaches the sink here.
+      let disposition = deliverHeadIfNeeded(ftpStatus: ftpStatus)
+      if let stoppedBy {
+        sink.transferDidFinish(head: nil, failure: stoppedBy)
+        return
+      }
       if disposition == .abort {
         sink.transferDidFinish(
-          head: head, failure: TransportFailure(kind: .aborted, message: "aborted", code: 23))
+          head: head,
+          failure: TransportFailure(kind: .aborted, message: "aborted", code: Int32(CCURLE_WRITE_ERROR)))
       } else {
         sink.transferDidFinish(head: head, failure: nil)
       }
@@ -331,8 +485,8 @@ private final class CurlTransfer {
     let message = detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail
     let kind: TransportFailure.Kind
     switch Int(code) {
-    case Int(CCURLE_COULDNT_CONNECT), Int(CCURLE_COULDNT_RESOLVE_HOST), Int(CCURLE_COULDNT_RESOLVE_PROXY):
-      kind = .connect
+    case Int(CCURLE_COULDNT_RESOLVE_HOST), Int(CCURLE_COULDNT_RESOLVE_PROXY): kind = .resolve
+    case Int(CCURLE_COULDNT_CONNECT): kind = .connect
     case Int(CCURLE_PARTIAL_FILE), Int(CCURLE_RECV_ERROR), Int(CCURLE_SEND_ERROR), Int(CCURLE_GOT_NOTHING),
       Int(CCURLE_HTTP2), Int(CCURLE_HTTP2_STREAM):
       kind = .interrupted

@@ -4,6 +4,12 @@ import Testing
 
 @testable import Haul
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 @Suite struct StateJournalTests {
   static func sample() -> ResumeState {
     var state = ResumeState(
@@ -61,5 +67,74 @@ import Testing
     try StateJournal.save(Self.sample(), to: path)
     #expect(try StateJournal.load(from: path) == .success(Self.sample()))
     #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+  }
+
+  // MARK: - The state file is untrusted input, and its saves leave nothing behind
+
+  /// The names in the directory of `path`.
+  static func names(beside path: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(
+      atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path
+    )
+    .sorted()
+  }
+
+  /// A rename that fails (a directory is in the way) must not leave the temporary copy.
+  @Test func aFailedSaveRemovesItsTemporaryFile() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.file("x.haul").path
+    try FileManager.default.createDirectory(atPath: path + "/in-the-way", withIntermediateDirectories: true)
+    #expect(throws: HaulError.self) { try StateJournal.save(Self.sample(), to: path) }
+    #expect(try Self.names(beside: path) == ["x.haul"])
+  }
+
+  /// Disk full: the save fails, says so, leaves no temporary file, and the last state stays.
+  @Test(.enabled(if: TmpfsDirectory.available, "mounting a tmpfs needs root; skipped"))
+  func aSaveOnAFullDiskLeavesTheLastStateAndNoTemporaryFile() throws {
+    let disk = try TmpfsDirectory(size: "64k")
+    let path = disk.file("x.haul").path
+    try StateJournal.save(Self.sample(), to: path)
+    let filler = open(disk.file("filler").path, O_WRONLY | O_CREAT, 0o644)
+    try #require(filler >= 0)
+    let block = [UInt8](repeating: 0, count: 4096)
+    while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+    close(filler)
+    var next = Self.sample()
+    next.setContiguous(900)
+    let error = #expect(throws: HaulError.self) { try StateJournal.save(next, to: path) }
+    #expect(error?.category == .fileSystem)
+    #expect(error?.message.contains("the disk is full") == true, "\(String(describing: error))")
+    #expect(try Self.names(beside: path) == ["filler", "x.haul"])
+    #expect(try StateJournal.load(from: path) == .success(Self.sample()))
+  }
+
+  @Test func aSymbolicLinkAtTheStateFileIsRefusedNotRead() throws {
+    let (directory, elsewhere) = (try TemporaryDirectory(), try TemporaryDirectory())
+    let victim = try Victim(at: elsewhere.file("victim").path, bytes: StateJournal.encode(Self.sample()))
+    let path = directory.file("x.haul").path
+    try Planted.symbolicLink(at: path, to: victim.path)
+    let error = #expect(throws: HaulError.self) { try StateJournal.load(from: path) }
+    #expect(error?.message == "\(path) is a symbolic link; haul does not write through links")
+    #expect(error?.category == .fileSystem)
+    victim.expectUntouched()
+  }
+
+  /// A FIFO at the name once blocked the read forever.
+  @Test func aFIFOAtTheStateFileIsRefusedWithoutWaiting() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.file("x.haul").path
+    try #require(mkfifo(path, 0o644) == 0)
+    let error = #expect(throws: HaulError.self) { try StateJournal.load(from: path) }
+    #expect(error?.message == "\(path) is a FIFO, not a regular file; haul writes only regular files")
+  }
+
+  @Test func anOversizedStateFileIsUnusableNotAnError() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.file("x.haul").path
+    try Data(repeating: 65, count: (1 << 20) + 1).write(to: URL(fileURLWithPath: path))
+    guard case .failure(.corrupt)? = try StateJournal.load(from: path) else {
+      Issue.record("an oversized state file should read as unusable")
+      return
+    }
   }
 }

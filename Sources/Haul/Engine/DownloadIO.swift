@@ -1,0 +1,145 @@
+import CFileSystem
+import Dispatch
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// One download's file work, off the event thread and in order: block writes (`BlockStager`),
+/// commits of a new version, checkpoints (sync the data, then save a state that covers only
+/// bytes written before that sync). One serial queue per download on the system's shared
+/// pool, so the syncs of different downloads overlap while one download's state files land
+/// in the order they were asked for, after the writes asked for before them.
+final class DownloadIO: Sendable {
+  let part: PartFile
+  let statePath: String
+  private let queue = DispatchQueue(label: "haul.io")
+  /// Set once the download's files are finished or removed: no state file may appear again.
+  private let stopped = Locked(false)
+
+  init(part: PartFile, statePath: String) {
+    self.part = part
+    self.statePath = statePath
+  }
+
+  /// Runs `work` after everything asked for before it.
+  func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+
+  /// Records `state` after the work queued before it, truncating the data first when asked
+  /// (a fresh version, a restart): writes queued after it land after it.
+  func commit(
+    _ state: ResumeState, truncatingTo length: Int64?, failed: @escaping @Sendable (HaulError) -> Void
+  ) {
+    queue.async { [self] in
+      do throws(HaulError) { try persist(state, truncatingTo: length, sync: false) } catch { failed(error) }
+    }
+  }
+
+  /// Reads `count` held bytes at `offset` after the work queued before it (so after the writes
+  /// that made them held); `done` gets them, fewer when the file is shorter or unreadable (a
+  /// comparison with them then fails, which is safe).
+  func read(at offset: Int64, count: Int, done: @escaping @Sendable ([UInt8]) -> Void) {
+    queue.async { [part] in
+      var bytes = [UInt8](repeating: 0, count: count)
+      var filled = 0
+      while filled < count {
+        let got: Int? = bytes.withUnsafeMutableBytes { buffer in
+          let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])
+          do throws(SystemError) { return try part.read(into: rest, at: offset + Int64(filled)) } catch {
+            return nil
+          }
+        }
+        guard let got, got > 0 else { break }
+        filled += got
+      }
+      done(Array(bytes.prefix(filled)))
+    }
+  }
+
+  /// Syncs the data and records `state`; `done` gets how long it took, or the error.
+  func checkpoint(_ state: ResumeState, done: @escaping @Sendable (Result<UInt64, HaulError>) -> Void) {
+    queue.async { [self] in
+      let started = Monotonic.now()
+      do throws(HaulError) {
+        try persist(state, truncatingTo: nil, sync: true)
+        done(.success(Monotonic.now() &- started))
+      } catch {
+        done(.failure(error))
+      }
+    }
+  }
+
+  /// `commit` or `checkpoint` now, on the caller's thread, after the queued work: at the start
+  /// and the end of a download, never on the event thread.
+  func commitNow(_ state: ResumeState, truncatingTo length: Int64? = nil) throws(HaulError) {
+    let result: Result<Void, HaulError> = queue.sync {
+      do throws(HaulError) {
+        try persist(state, truncatingTo: length, sync: true)
+        return .success(())
+      } catch {
+        return .failure(error)
+      }
+    }
+    try result.get()
+  }
+
+  /// Waits for the queued work.
+  func drain() { queue.sync {} }
+
+  /// Waits for the queued work and refuses every later state write; call before the state
+  /// file is removed, so a late checkpoint cannot bring it back.
+  func stop() {
+    stopped.withLock { $0 = true }
+    queue.sync {}
+  }
+
+  /// On `queue`. `sync`: make the data durable first (a state never claims unsynced bytes).
+  private func persist(_ state: ResumeState, truncatingTo length: Int64?, sync: Bool) throws(HaulError) {
+    guard !stopped.withLock({ $0 }) else { return }
+    do {
+      if let length { try part.truncate(to: length) }
+      if sync, state.heldBytes > 0 { try part.sync() }
+    } catch {
+      throw HaulError(.fileSystem, FileErrorText.describe(error, path: part.path), underlying: error)
+    }
+    // A new version that holds nothing yet, with no state file to replace: the `.part` file
+    // carries it (an extended attribute, no file, no sync), and the state file appears with
+    // the first checkpoint. Written before any byte, the mark is on disk whenever the bytes'
+    // size is (the file system orders its metadata), so a crash never leaves a `.part` with
+    // bytes that nothing says are Haul's. Short downloads thus never create a state file.
+    if !sync, state.heldBytes == 0, length == 0, !FileIO.exists(statePath),
+      part.setAttribute(FinishedFileRecord.attribute, StateJournal.encode(state))
+    {
+      return
+    }
+    try StateJournal.save(state, to: statePath)
+  }
+
+  /// The URL a `.part` file's mark names (see `persist`), if it has one.
+  static func owner(ofPart path: String) -> String? {
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    let count = buffer.withUnsafeMutableBytes {
+      getxattr(path, FinishedFileRecord.attribute, $0.baseAddress, $0.count)
+    }
+    guard count > 0, let state = try? StateJournal.decode(Array(buffer.prefix(count))) else { return nil }
+    return state.url
+  }
+}
+
+/// Words for file errors that tell the user what happened and where.
+enum FileErrorText {
+  static func describe(_ error: SystemError, path: String) -> String {
+    switch error.errno {
+    case ENOSPC: "the disk is full while writing \(path)"
+    case EDQUOT: "the disk quota is exceeded while writing \(path)"
+    case EACCES, EPERM: "permission denied for \(path)"
+    case EROFS: "\(path) is on a read-only file system"
+    case ENOENT: "\(path): no such file or directory"
+    case EISDIR: "\(path) is a directory"
+    default: "\(path): \(error)"
+    }
+  }
+}

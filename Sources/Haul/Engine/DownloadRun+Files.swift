@@ -1,0 +1,273 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The open `.part` file of a chosen target, with its I/O lane.
+struct OpenTarget: Sendable {
+  let paths: DownloadPaths
+  let part: PartFile
+  let io: DownloadIO
+}
+
+/// The files of a run: finding and opening the target, finishing, verifying, cleaning up.
+/// On the caller's task, except `open` for a target a response named (event thread, once).
+extension DownloadRun {
+  // MARK: - Choosing the files
+
+  /// Finds the target when it is known before any response, opens and locks its files.
+  func resolveStart() throws(HaulError) -> StartPoint {
+    if let start = try openStream() { return start }
+    switch destination {
+    case .file(let file):
+      return try open(DownloadPaths(target: file.path))
+    case .directory(let directory):
+      try UserFiles.requireWritableDirectory(directory.path)
+      guard let paths = knownTarget(in: directory.path) else { return .unnamed }
+      return try open(paths)
+    }
+  }
+
+  /// In a directory: an interrupted download of this URL, or a finished file from it under the URL's name.
+  private func knownTarget(in directory: String) -> DownloadPaths? {
+    for statePath in DownloadPaths.stateFiles(in: directory) {
+      if case .success(let state)? = try? StateJournal.load(from: statePath), state.url == recordedURL {
+        return DownloadPaths(target: String(statePath.dropLast(".haul".count)))
+      }
+    }
+    let name = FileNameSanitizer.name(fromURL: url) ?? "index.html"
+    let candidate = DownloadPaths(directory: directory, name: name)
+    if let record = FinishedFileRecord.read(at: candidate.target), record.url == recordedURL {
+      return candidate
+    }
+    return nil
+  }
+
+  /// Opens the target's files (or finds its finished file) and says where the download starts.
+  func open(_ paths: DownloadPaths) throws(HaulError) -> StartPoint {
+    try UserFiles.requireWritableDirectory(paths.directory)
+    try paths.refuseUnsafeFiles(replacingTarget: options.overwrite)
+    if FileIO.isDirectory(paths.target) {
+      throw HaulError(.fileSystem, "\(paths.target) is a directory", hint: "choose a file name with -o")
+    }
+    let finished = FinishedFileRecord.read(at: paths.target).flatMap { $0.url == recordedURL ? $0 : nil }
+    var partExisted = FileIO.exists(paths.part)
+    switch StartDecision.beforeOpening(
+      target: paths.target, finished: finished, targetExists: FileIO.exists(paths.target),
+      partExists: partExisted, overwrite: options.overwrite, continuePartial: options.continuePartial)
+    {
+    case .adoptTarget:
+      try adoptTarget(paths)
+      partExisted = true
+    case .checkFinished(let record):
+      let sha256 = try verifyFinished(paths.target, record: record)
+      try? FileIO.remove(paths.state)  // left over from a crash just after the final rename
+      files.withLock {
+        $0.paths = paths
+        $0.finishedSHA256 = sha256
+      }
+      return .finished(record)
+    case .refuse(let error):
+      throw error
+    case .openPart:
+      break
+    }
+    let part: PartFile
+    do {
+      part = try PartFile(path: paths.part)
+    } catch {
+      switch error {
+      case .busy:
+        throw HaulError(
+          .generic, "another haul process is downloading \(paths.target)",
+          hint: "wait for it to finish, or stop it first")
+      case .system(let cause):
+        throw HaulError(.fileSystem, FileErrorText.describe(cause, path: paths.part), underlying: cause)
+      case .refused(let refusal):
+        throw refusal.haulError
+      }
+    }
+    let saved: StartDecision.SavedState
+    switch try StateJournal.load(from: paths.state) {
+    case .success(let state)?: saved = .loaded(state)
+    case .failure?: saved = .unreadable
+    case nil: saved = .none
+    }
+    let decision = StartDecision.afterOpening(
+      url: recordedURL, part: paths.part, partExisted: partExisted, partSize: part.size(), saved: saved,
+      partOwner: saved == .none && partExisted ? DownloadIO.owner(ofPart: paths.part) : nil,
+      overwrite: options.overwrite, continuePartial: options.continuePartial)
+    guard case .resume(let state, let truncate, let replaceState, let notice) = decision else {
+      if case .refuse(let error) = decision { throw error }
+      return .unnamed
+    }
+    let target = OpenTarget(paths: paths, part: part, io: DownloadIO(part: part, statePath: paths.state))
+    if let notice { emit(.restarted(reason: notice)) }
+    if replaceState {
+      try target.io.commitNow(state, truncatingTo: 0)
+      FileIO.syncDirectory(paths.directory)
+    } else if truncate {
+      // Nothing else to record now: the first response's version is committed before its
+      // first byte, and ranges are clamped to the file again at every open.
+      do { try part.truncate(to: 0) } catch {
+        throw HaulError(.fileSystem, FileErrorText.describe(error, path: paths.part), underlying: error)
+      }
+    }
+    let hasher = PrefixHasher(part: part, algorithms: hashAlgorithms(announced: state.digests))
+    files.withLock {
+      $0.paths = paths
+      $0.target = target
+      $0.hasher = hasher
+    }
+    return .opened(state)
+  }
+
+  /// Bytes free for an unprivileged user on the file system of `directory`, if it can be told.
+  func freeSpace(in directory: String) -> Int64? {
+    // A stream takes no room on the file system its name is in (`/dev` for `/dev/null`).
+    if files.withLock({ $0.target?.part.isStream }) == true { return nil }
+    var info = statvfs()
+    guard statvfs(directory, &info) == 0 else { return nil }
+    let (bytes, overflow) = Int64(info.f_bavail).multipliedReportingOverflow(by: Int64(info.f_frsize))
+    return overflow ? .max : bytes
+  }
+
+  // MARK: - Ends
+
+  /// Sync, verify, stamp, rename into place, drop the sidecar.
+  func finish(_ state: ResumeState, _ summary: DownloadSummary, started: UInt64) throws(HaulError)
+    -> DownloadResult
+  {
+    let (target, hasher) = files.withLock { ($0.target, $0.hasher) }
+    guard let target, let hasher else {
+      throw HaulError(.generic, "the download ended without a file to finish")
+    }
+    let total = state.totalBytes ?? state.contiguousBytes
+    var finished = state
+    finished.totalBytes = total
+    finished.setContiguous(total)
+    target.io.stop()
+    let sha256: String?
+    if target.part.isStream {
+      // Written as it came: nothing to sync, rename or record.
+      sha256 = try verify(hasher, total: total, announced: state.digests ?? [:])
+    } else {
+      sha256 = try finishFile(target, hasher, finished, total: total)
+    }
+    let result = DownloadResult(
+      file: URL(fileURLWithPath: target.paths.target), totalBytes: total, bytesReceived: summary.received,
+      resumedFrom: summary.resumedFrom, finalURL: summary.finalURL, wasAlreadyComplete: false,
+      remoteChanged: false, duration: Monotonic.seconds(since: started), sha256: sha256)
+    emit(
+      .progress(
+        DownloadProgress(
+          bytes: total, totalBytes: total, bytesPerSecond: summary.bytesPerSecond, connections: 0)))
+    emit(.completed(result))
+    return result
+  }
+
+  /// The file's end: its bytes durable and verified, then renamed into place and sealed.
+  private func finishFile(_ target: OpenTarget, _ hasher: PrefixHasher, _ finished: ResumeState, total: Int64)
+    throws(HaulError) -> String?
+  {
+    do {
+      try target.part.truncate(to: total)
+      try target.part.sync()
+    } catch {
+      throw HaulError(.fileSystem, FileErrorText.describe(error, path: target.paths.part), underlying: error)
+    }
+    let sha256 = try verify(hasher, total: total, announced: finished.digests ?? [:])
+    do {
+      FinishedFileRecord.attach(finished, to: target.part)
+      try FileIO.rename(target.paths.part, to: target.paths.target)
+      // After the rename, which changes the file's status time: a rerun compares it.
+      FinishedFileRecord.seal(target.part, sha256: sha256)
+      try FileIO.remove(target.paths.state)
+      SafeFile.removeLeftoverTemporaries(beside: target.paths.state)
+    } catch {
+      throw HaulError(
+        .fileSystem, FileErrorText.describe(error, path: target.paths.target), underlying: error)
+    }
+    FileIO.syncDirectory(target.paths.directory)
+    return sha256
+  }
+
+  func alreadyComplete(changed: Bool, _ state: ResumeState, started: UInt64) throws(HaulError)
+    -> DownloadResult
+  {
+    let (paths, sha256) = files.withLock { ($0.paths, $0.finishedSHA256) }
+    guard let paths else {
+      throw HaulError(.generic, "the download ended without a file")
+    }
+    let total = state.totalBytes ?? 0
+    let result = DownloadResult(
+      file: URL(fileURLWithPath: paths.target), totalBytes: total, bytesReceived: 0, resumedFrom: total,
+      finalURL: state.finalURL ?? recordedURL, wasAlreadyComplete: true, remoteChanged: changed,
+      duration: Monotonic.seconds(since: started), sha256: sha256)
+    removeIfEmpty(held: 0)
+    emit(.completed(result))
+    return result
+  }
+
+  /// After a stop or failure: what is held becomes durable; nothing held leaves no files behind.
+  func keep(_ state: ResumeState) {
+    guard let target = files.withLock({ $0.target }) else { return }
+    target.io.drain()
+    guard state.heldBytes > 0 else { return removeIfEmpty(held: 0) }
+    try? target.io.commitNow(state)
+  }
+
+  /// With nothing held, leave no empty `.part` or state file behind.
+  func removeIfEmpty(held: Int64) {
+    guard held == 0, let target = files.withLock({ $0.target }) else { return }
+    target.io.stop()
+    guard !target.part.isStream else { return }  // No files of its own; never the target.
+    try? FileIO.remove(target.paths.part)
+    try? FileIO.remove(target.paths.state)
+  }
+
+  func discardPartial() {
+    guard let target = files.withLock({ $0.target }) else { return }
+    target.io.stop()
+    guard !target.part.isStream else { return }
+    try? FileIO.remove(target.paths.part)
+    try? FileIO.remove(target.paths.state)
+  }
+
+  // MARK: - Verification
+
+  /// What to hash while the bytes arrive: SHA-256 (unless turned off), the expected checksum's
+  /// algorithm, the server's.
+  func hashAlgorithms(announced: [String: String]?) -> Set<Checksum.Algorithm> {
+    var algorithms: Set<Checksum.Algorithm> = options.computeSHA256 ? [.sha256] : []
+    if let checksum = options.checksum { algorithms.insert(checksum.algorithm) }
+    for name in (announced ?? [:]).keys {
+      if let algorithm = Checksum.Algorithm(rawValue: name) { algorithms.insert(algorithm) }
+    }
+    return algorithms
+  }
+
+  /// Checks the finished bytes against the expected checksum and the server's digests; on a
+  /// mismatch the data is discarded (a rerun starts clean) and nothing appears at the target.
+  /// Returns the SHA-256 when it was computed.
+  private func verify(
+    _ hasher: PrefixHasher, total: Int64, announced: [String: String]
+  ) throws(HaulError) -> String? {
+    let digests = try hasher.finish(total: total, algorithms: hashAlgorithms(announced: announced))
+    for check in expectedDigests(announced: announced) where digests[check.algorithm] != check.hex {
+      discardPartial()
+      let streamed = files.withLock { $0.target?.part.isStream } == true
+      throw HaulError(
+        .integrity,
+        "\(check.algorithm.rawValue) mismatch: \(check.source) is \(check.hex), the download has "
+          + (digests[check.algorithm] ?? "none"),
+        hint: streamed
+          ? "its bytes were written out as they came: do not trust them"
+          : "the corrupt download was discarded; " + LibraryWording.runAgainToFetchAnew)
+    }
+    return digests[.sha256]
+  }
+}
