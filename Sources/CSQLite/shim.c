@@ -1,0 +1,9 @@
+#include "CSQLite.h"
+
+int csqlite_bind_text(sqlite3_stmt *statement, int index, const char *text, int length) {
+  return sqlite3_bind_text(statement, index, text, length, SQLITE_TRANSIENT);
+}
+
+int csqlite_db_config_flag(sqlite3 *db, int op, int value) {
+  return sqlite3_db_config(db, op, value, (int *)0);
+}

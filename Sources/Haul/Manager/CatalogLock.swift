@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The one-owner rule of a catalog: an exclusive lock on `CATALOG.lock` (`FileLock`), which
+/// holds the owner's pid for the message a second opener gets. The lock belongs to the open
+/// file, so a second manager in the same process is refused too; the kernel drops it when the
+/// owner dies, however it dies. The lock file is never deleted (deleting it while another
+/// process waits to open it would let two owners in).
+final class CatalogLock: Sendable {
+  let path: String
+  private let lock: FileLock
+
+  init(catalog: String) throws(HaulError) {
+    path = catalog + ".lock"
+    let acquired: FileLock?
+    do {
+      acquired = try FileLock.acquire(path, note: "\(getpid())\n")
+    } catch {
+      guard error.errno == ENOENT else { throw error.haulError }
+      let directory = DownloadPaths(target: catalog).directory
+      throw HaulError(
+        .fileSystem, "the directory \(directory) of the catalog does not exist", hint: "create it first")
+    }
+    guard let acquired else {
+      throw Self.busy(
+        catalog: catalog, holder: FileLock.note(at: path).flatMap { Int32($0.trimmingWhitespace()) })
+    }
+    lock = acquired
+  }
+
+  /// Whether the process that last took the lock of `catalog` is alive (by its pid; a pid
+  /// that was reused since reads as alive).
+  static func ownerIsAlive(catalog: String) -> Bool {
+    guard let note = FileLock.note(at: catalog + ".lock"), let pid = Int32(note.trimmingWhitespace()), pid > 0
+    else { return false }
+    return kill(pid, 0) == 0 || errno == EPERM
+  }
+
+  private static func busy(catalog: String, holder: Int32?) -> HaulError {
+    guard let holder else {
+      return HaulError(
+        .generic, "the catalog \(catalog) is in use by another process",
+        hint: "wait until it ends or stop it, or choose another catalog file")
+    }
+    if holder == getpid() {
+      return HaulError(
+        .generic, "the catalog \(catalog) is already open in this process (pid \(holder))",
+        hint: "use the DownloadManager that has it open, or close() it first")
+    }
+    let name = processName(holder).map { " (\($0))" } ?? ""
+    return HaulError(
+      .generic, "the catalog \(catalog) is in use by process \(holder)\(name)",
+      hint: "wait until it ends or stop it (kill \(holder)), or choose another catalog file")
+  }
+
+  /// The command name of `pid`, where /proc tells it.
+  private static func processName(_ pid: Int32) -> String? {
+    guard case .success(let bytes) = FileIO.readAll(path: "/proc/\(pid)/comm", limit: 64), !bytes.isEmpty
+    else { return nil }
+    return String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+  }
+}

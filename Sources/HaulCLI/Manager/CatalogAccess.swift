@@ -1,0 +1,120 @@
+import FoundationEssentials
+import Haul
+import HaulRPC
+
+/// How a subcommand that changes the catalog reaches it: with a `DownloadManager` of its own
+/// that runs nothing (`LaunchPolicy.hold`) when no process owns the catalog, else through the
+/// owner's control socket (`haul run`, `haul ui` or the daemon), so that the change takes effect
+/// in the running process.
+enum CatalogAccess {
+  case direct(DownloadManager)
+  /// The owner's socket; ids and names are read from the catalog (`DownloadManager.read`).
+  case owner(ControlClient)
+
+  /// How long a subcommand that finds the catalog in use waits for its owner's socket (an owner
+  /// that has just opened the catalog makes it a moment later).
+  static let ownerStartup = 5.0
+
+  /// The owner when one answers on the control socket, else a manager of this process.
+  /// `creating`: make the default catalog's directory when missing (`haul add`).
+  ///
+  /// - Throws: `HaulError`: the catalog is refused (not a Haul catalog, corrupt, newer), or
+  ///   another process owns it without serving requests (a program using the library).
+  static func open(_ location: CatalogLocation, creating: Bool) throws(HaulError) -> CatalogAccess {
+    if let client = ControlClient.connect(location) { return .owner(client) }
+    if creating { try location.prepareDirectory() }
+    var configuration = DownloadManager.Configuration()
+    configuration.launch = .hold
+    do throws(HaulError) {
+      return .direct(
+        try DownloadManager(catalog: URL(fileURLWithPath: location.path), configuration: configuration))
+    } catch {
+      // In use: by an owner about to serve (wait for its socket), or by one that serves nothing.
+      guard error.category == .generic,
+        let client = ControlClient.connect(location, waitingUpTo: ownerStartup)
+      else { throw error }
+      return .owner(client)
+    }
+  }
+
+  /// Ends this process's use (a direct manager closes and releases the catalog).
+  func close() async {
+    switch self {
+    case .direct(let manager): await manager.close()
+    case .owner(let client): client.hangUp()
+    }
+  }
+
+  /// The ids the user typed, resolved against the catalog, all or nothing; with the name of each
+  /// for messages.
+  func resolve(_ given: [String]) throws(HaulError) -> (ids: [DownloadID], names: [DownloadID: String]) {
+    let resolver = try IDResolver(given)
+    switch self {
+    case .direct(let manager):
+      let ids = try resolver.resolve(among: manager.downloads().map(\.id))
+      var names: [DownloadID: String] = [:]
+      for id in ids {
+        if let download = manager.download(id) { names[id] = ListTable.name(of: download) }
+      }
+      return (ids, names)
+    case .owner(let client):
+      // Everything the owner committed is in the catalog; read it without disturbing the owner.
+      var known: [(DownloadID, String)] = []
+      try DownloadManager.read(catalog: URL(fileURLWithPath: client.location.path)) { download in
+        known.append((download.id, ListTable.name(of: download)))
+      }
+      let ids = try resolver.resolve(among: known.map(\.0))
+      let wanted = Set(ids)
+      return (
+        ids, Dictionary(known.filter { wanted.contains($0.0) }, uniquingKeysWith: { first, _ in first })
+      )
+    }
+  }
+
+  func add(_ requests: [DownloadRequest], at position: QueuePosition, paused: Bool) async throws(HaulError)
+    -> [DownloadID]
+  {
+    switch self {
+    case .direct(let manager): return try await manager.add(requests, at: position, paused: paused)
+    case .owner(let client):
+      var parameters: JSONObject = [
+        "requests": .array(requests.map(ControlCoding.json)), "paused": .bool(paused),
+      ]
+      if case .index(let index) = position { parameters["position"] = .integer(Int64(index)) }
+      let answer = try await client.perform(ControlMethods.add, [.object(parameters)])
+      let ids = (answer.array ?? []).compactMap { $0.string.flatMap(DownloadID.init) }
+      guard ids.count == requests.count else {
+        throw HaulError(.generic, "the catalog's owner answered \(ControlMethods.add) without an id for each")
+      }
+      return ids
+    }
+  }
+
+  func pause(_ ids: [DownloadID]?) async throws(HaulError) {
+    switch self {
+    case .direct(let manager):
+      if let ids { try await manager.pause(ids) } else { try await manager.pauseAll() }
+    case .owner(let client): _ = try await client.perform(ControlMethods.pause, [Self.json(ids)])
+    }
+  }
+
+  func resume(_ ids: [DownloadID]?) async throws(HaulError) {
+    switch self {
+    case .direct(let manager):
+      if let ids { try await manager.resume(ids) } else { try await manager.resumeAll() }
+    case .owner(let client): _ = try await client.perform(ControlMethods.resume, [Self.json(ids)])
+    }
+  }
+
+  func remove(_ ids: [DownloadID], deletingFiles: Bool) async throws(HaulError) {
+    switch self {
+    case .direct(let manager): try await manager.remove(ids, deletingFiles: deletingFiles)
+    case .owner(let client):
+      _ = try await client.perform(ControlMethods.remove, [Self.json(ids), .bool(deletingFiles)])
+    }
+  }
+
+  private static func json(_ ids: [DownloadID]?) -> JSONValue {
+    ids.map { .array($0.map { .string($0.description) }) } ?? .null
+  }
+}

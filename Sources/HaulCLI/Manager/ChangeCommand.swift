@@ -1,0 +1,115 @@
+import FoundationEssentials
+import Haul
+
+/// `haul pause ID…|--all`, `haul resume ID…|--all`, `haul rm [--delete-files] ID…`: ids in full
+/// or as unique prefixes (at least 4 digits); every id is checked before anything changes, and
+/// the change is one transaction (a wrong id, or pausing a finished download, changes nothing).
+enum ChangeCommand {
+  enum Verb: String, Sendable {
+    case pause, resume, remove = "rm"
+
+    var past: String {
+      switch self {
+      case .pause: "paused"
+      case .resume: "resumed"
+      case .remove: "removed"
+      }
+    }
+  }
+
+  static let pause = subcommand(
+    .pause,
+    summary: """
+      Pauses downloads: a running one stops with every byte it received kept, and a paused one
+      stays paused across runs until resumed. --all pauses every queued and running download.
+      """)
+
+  static let resume = subcommand(
+    .resume,
+    summary: """
+      Queues paused, failed or cancelled downloads again; they continue from the bytes they hold
+      when haul run, haul ui or the daemon runs them (at once if one of them has the catalog
+      open). --all resumes every paused download.
+      """)
+
+  static let remove = ManagerCommand.Subcommand(
+    name: "rm", arguments: "[--delete-files] ID…",
+    summary: """
+      Takes downloads off the catalog, stopping those that run. Their files stay unless
+      --delete-files, which deletes the .part and state files, and a finished file that is still
+      the one haul made.
+      """,
+    specs: ManagerCommand.table(["quiet", "help"]) + [
+      ManagerCommand.flag("delete-files", "delete their partial files too (and finished ones haul made)"),
+      ManagerCommand.catalogOption, ManagerCommand.queueOption,
+    ],
+    run: { arguments, context in await run(.remove, arguments, context) })
+
+  private static func subcommand(_ verb: Verb, summary: String) -> ManagerCommand.Subcommand {
+    ManagerCommand.Subcommand(
+      name: verb.rawValue, arguments: "ID…|--all", summary: summary,
+      specs: ManagerCommand.table(["quiet", "help"]) + [
+        ManagerCommand.flag("all", "every download it applies to"),
+        ManagerCommand.catalogOption, ManagerCommand.queueOption,
+      ],
+      run: { arguments, context in await run(verb, arguments, context) })
+  }
+
+  static func run(
+    _ verb: Verb, _ arguments: ManagerCommand.ParsedArguments, _ context: ManagerCommand.Context
+  )
+    async -> Int32
+  {
+    let sink = context.sink
+    let all = arguments.flag("all")
+    let given = arguments.positionals
+    if all, !given.isEmpty {
+      return ManagerCommand.usageError(verb.rawValue, "give ids or --all, not both", sink: sink)
+    }
+    if !all, given.isEmpty {
+      let what =
+        verb == .remove ? "which downloads? Give their ids" : "which downloads? Give their ids or --all"
+      return ManagerCommand.usageError(verb.rawValue, what, sink: sink)
+    }
+    let deleteFiles = arguments.flag("delete-files")
+    let quiet = arguments.options.quiet
+    if let queue = ManagerCommand.queue(arguments, context) {
+      if deleteFiles {
+        return ManagerCommand.usageError(
+          "rm",
+          "--delete-files works on a catalog: a fleet's files are on its workers (a worker holding a job "
+            + "deletes its partial file when it is removed)", sink: sink)
+      }
+      return await QueueCommands.change(verb, ids: all ? nil : given, queue: queue, quiet: quiet, sink: sink)
+    }
+    let access: CatalogAccess
+    do throws(HaulError) {
+      access = try CatalogAccess.open(try ManagerCommand.location(arguments, context), creating: false)
+    } catch {
+      return ManagerCommand.failure(error, verb.rawValue, sink: sink)
+    }
+    do throws(HaulError) {
+      let resolved = all ? nil : try access.resolve(given)
+      let ids = resolved?.ids
+      let names = resolved?.names ?? [:]
+      switch verb {
+      case .pause: try await access.pause(ids)
+      case .resume: try await access.resume(ids)
+      case .remove: try await access.remove(ids ?? [], deletingFiles: deleteFiles)
+      }
+      await access.close()
+      if !quiet {
+        if let ids {
+          sink.stderr(
+            ids.map { "haul: \(verb.past) \($0)" + (names[$0].map { " (\($0))" } ?? "") + "\n" }.joined())
+        } else {
+          sink.stderr("haul: \(verb.past) every download it applies to\n")
+        }
+      }
+      return ExitStatus.success
+    } catch {
+      await access.close()
+      return ManagerCommand.failure(error, verb.rawValue, sink: sink)
+    }
+  }
+}

@@ -1,0 +1,141 @@
+import FoundationEssentials
+import Haul
+import HaulRPC
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A subcommand's connection to the process that owns the catalog (`ControlServer`): JSON-RPC
+/// with aria2's method names, one request per line. Used by one task at a time; its blocking
+/// reads and writes run on a thread of their own.
+final class ControlClient: Sendable {
+  /// How long an answer may take (adding thousands of downloads commits each).
+  static let answerTimeout = 300
+
+  let location: CatalogLocation
+  private let descriptor: Int32
+  private let reader: Locked<LineReader>
+  private let nextID = Locked(Int64(0))
+
+  private init(location: CatalogLocation, descriptor: Int32) {
+    self.location = location
+    self.descriptor = descriptor
+    reader = Locked(LineReader(descriptor: descriptor, limit: ControlServer.maximumLine))
+  }
+
+  deinit { close(descriptor) }
+
+  /// The owner's control socket when one answers there; nil when none (no owner, or a
+  /// stale socket a killed owner left). `waitingUpTo`: keep trying that long (an owner that
+  /// has just opened the catalog makes its socket a moment later).
+  static func connect(_ location: CatalogLocation, waitingUpTo seconds: Double = 0) -> ControlClient? {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while true {
+      if let descriptor = ControlSocket.dial(location.controlSocket) {
+        var timeout = timeval(tv_sec: answerTimeout, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return ControlClient(location: location, descriptor: descriptor)
+      }
+      guard ContinuousClock.now < deadline else { return nil }
+      usleep(50_000)
+    }
+  }
+
+  /// Ends the connection (the descriptor closes with this object).
+  func hangUp() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+
+  /// Sends one request line and reads the answer line.
+  func send(_ request: JSONValue) async throws(HaulError) -> JSONValue {
+    let outcome: Result<JSONValue, HaulError> = await Detached.run { [self] in
+      guard ControlServer.write(request.serialized + [0x0A], to: descriptor) else {
+        return .failure(lost("it closed the connection"))
+      }
+      switch reader.withLock({ $0.next() }) {
+      case .line(let bytes):
+        do throws(JSONParseError) {
+          return .success(try JSONValue.parse(bytes))
+        } catch {
+          return .failure(HaulError(.generic, "the catalog's owner answered with something that is not JSON"))
+        }
+      case .tooLong: return .failure(HaulError(.generic, "the catalog's owner answered with too much"))
+      case .end:
+        return .failure(
+          errno == EAGAIN || errno == EWOULDBLOCK
+            ? lost("it did not answer within \(Self.answerTimeout) s") : lost("it closed the connection"))
+      }
+    }
+    return try outcome.get()
+  }
+
+  private func lost(_ what: String) -> HaulError {
+    HaulError(
+      .generic, "the process that owns the catalog \(location.shown) did not carry out the request: \(what)",
+      hint: "check that haul run, haul ui or the daemon is still running, and try again")
+  }
+
+  /// One method call; its result, or its error as a `HaulError`.
+  func call(_ method: String, _ params: [JSONValue] = []) async throws(HaulError) -> JSONValue {
+    try await batch([(method, params)])[0].get()
+  }
+
+  /// Calls in one request (a JSON-RPC batch, answered in order), at most `RPCEnvelope.maximumBatch`.
+  func batch(_ calls: [(method: String, params: [JSONValue])]) async throws(HaulError) -> [Result<
+    JSONValue, HaulError
+  >] {
+    let first = nextID.withLock { id in
+      defer { id += Int64(calls.count) }
+      return id
+    }
+    let requests = calls.enumerated().map { index, call -> JSONValue in
+      [
+        "jsonrpc": "2.0", "id": .integer(first + Int64(index)), "method": .string(call.method),
+        "params": .array(call.params),
+      ]
+    }
+    let answer = try await send(requests.count == 1 ? requests[0] : .array(requests))
+    let replies = answer.array ?? [answer]
+    var byID: [Int64: JSONValue] = [:]
+    for reply in replies { if let id = reply["id"]?.integer { byID[id] = reply } }
+    return calls.indices.map { index in
+      guard let reply = byID[first + Int64(index)] else {
+        return .failure(HaulError(.generic, "the catalog's owner did not answer \(calls[index].method)"))
+      }
+      if let error = reply["error"]?.object {
+        return .failure(Self.error(error, method: calls[index].method))
+      }
+      return .success(reply["result"] ?? .null)
+    }
+  }
+
+  /// One of `ControlMethods`: its `ok` value, or its refusal as the `HaulError` it was.
+  func perform(_ method: String, _ params: [JSONValue]) async throws(HaulError) -> JSONValue {
+    let result = try await call(method, params)
+    if let failure = result["failure"] { throw ControlCoding.error(failure) }
+    guard let value = result["ok"] else {
+      throw HaulError(.generic, "the catalog's owner answered \(method) with something haul does not know")
+    }
+    return value
+  }
+
+  /// An aria2 error object as the `HaulError` a subcommand reports.
+  static func error(_ object: JSONObject, method: String) -> HaulError {
+    let message = object["message"]?.string ?? "an unknown error"
+    switch object["code"]?.integer {
+    case .some(-32601):
+      return HaulError(
+        .generic, "the process that owns the catalog does not offer \(method)",
+        hint: "stop it (haul run: Ctrl-C) and try again, or upgrade it")
+    case .some(1) where message.hasPrefix("No such method"):
+      return HaulError(
+        .generic, "the process that owns the catalog does not offer \(method)",
+        hint: "stop it (haul run: Ctrl-C) and try again, or upgrade it")
+    case .some(1):
+      return HaulError(.invalidInput, message)
+    default:
+      return HaulError(.generic, "the catalog's owner refused \(method): \(message)")
+    }
+  }
+}

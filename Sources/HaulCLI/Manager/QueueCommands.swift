@@ -1,0 +1,159 @@
+import FoundationEssentials
+import Haul
+
+/// `haul add|ls|pause|resume|rm --queue postgresql://…` (or `HAUL_QUEUE`): the same
+/// subcommands on a fleet's shared queue (`FleetQueue`), which `haul worker` processes drain.
+/// Directories are relative to each worker's base directory (`haul worker -d BASE`).
+enum QueueCommands {
+  static func open(_ queue: String) async throws(HaulError) -> FleetQueue {
+    try await FleetQueue(PostgresAddress(queue), applicationName: "haul")
+  }
+
+  /// The jobs the command line asks for: its URLs and `-i FILE`'s, with `-d`/`dir=` and
+  /// `-o`/`out=` as the directory and name under the workers' base.
+  static func requests(_ options: CommandLineOptions) throws(HaulError) -> [FleetJobRequest] {
+    if let output = options.output {
+      let directory = LocalDirectory.parent(of: output) ?? ""
+      let name = String(output.split(separator: "/").last ?? "")
+      return [
+        try FleetJobRequest(
+          url: options.url, directory: directory, fileName: name, options: options.downloadOptions)
+      ]
+    }
+    let jobs = BatchPlan.jobs(options, entries: try BatchPlan.entries(options))
+    return try jobs.map { (job) throws(HaulError) -> FleetJobRequest in
+      var name: String?
+      if case .file(let file) = job.destination { name = file.lastPathComponent }
+      let directory =
+        job.directory == "."
+        ? "" : job.directory.hasPrefix("./") ? String(job.directory.dropFirst(2)) : job.directory
+      return try FleetJobRequest(url: job.source, directory: directory, fileName: name, options: job.options)
+    }
+  }
+
+  static func add(_ options: CommandLineOptions, paused: Bool, queue: String, sink: OutputSink) async -> Int32
+  {
+    do throws(HaulError) {
+      let requests = try requests(options)
+      let fleet = try await open(queue)
+      // Paused in the same statement that adds them: no worker can claim one first.
+      let ids = try await fleet.add(requests, paused: paused)
+      await fleet.close()
+      var out = ""
+      for (id, request) in zip(ids, requests) {
+        if options.json {
+          out += JSONEventLine.object([("id", .string(id)), ("url", .string(request.url))]) + "\n"
+        } else if !options.quiet {
+          out += id + "\n"
+        }
+      }
+      sink.stdout(out)
+      return ExitStatus.success
+    } catch {
+      return HaulCommand.setupFailure(error, json: options.json, sink: sink)
+    }
+  }
+
+  /// Every job in the order added, a page at a time (memory stays flat for a long queue).
+  static func list(queue: String, json: Bool, width: Int?, sink: OutputSink) async -> Int32 {
+    let table = ListTable(width: width)
+    var output = BufferedOutput(sink: sink)
+    var count = 0
+    do throws(HaulError) {
+      let fleet = try await open(queue)
+      var after: String?
+      while true {
+        let page = try await fleet.jobs(limit: 1000, after: after)
+        for job in page {
+          if json {
+            output.append(Self.json(job) + "\n")
+          } else {
+            if count == 0 { output.append(table.header + "\n") }
+            output.append(table.row(item(job)) + "\n")
+          }
+          count += 1
+        }
+        guard page.count == 1000, let last = page.last else { break }
+        after = last.id
+      }
+      await fleet.close()
+    } catch {
+      output.flush()
+      return ManagerCommand.failure(error, "ls", sink: sink)
+    }
+    output.flush()
+    if count == 0, !json { sink.stderr("haul: no jobs in the queue\n") }
+    return ExitStatus.success
+  }
+
+  static func change(
+    _ verb: ChangeCommand.Verb, ids given: [String]?, queue: String, quiet: Bool, sink: OutputSink
+  ) async -> Int32 {
+    do throws(HaulError) {
+      let resolver = try given.map { (given) throws(HaulError) in try IDResolver(given) }
+      let fleet = try await open(queue)
+      var ids: [String]?
+      if let resolver {
+        var matcher = IDResolver.Matcher(resolver)
+        var after: String?
+        while true {
+          let page = try await fleet.jobs(limit: 10_000, after: after)
+          for job in page { matcher.feed(job.id) }
+          guard page.count == 10_000, let last = page.last else { break }
+          after = last.id
+        }
+        ids = try matcher.result()
+      }
+      let changed: [String]
+      switch verb {
+      case .pause: changed = try await fleet.pause(ids)
+      case .resume: changed = try await fleet.resume(ids)
+      case .remove: changed = try await fleet.remove(ids ?? [])
+      }
+      await fleet.close()
+      if !quiet {
+        sink.stderr(changed.map { "haul: \(verb.past) \($0)\n" }.joined())
+        let unchanged = (ids ?? []).filter { !changed.contains($0) }
+        for id in unchanged {
+          sink.stderr(
+            "haul: \(id) was left as it is (nothing to \(verb == .remove ? "remove" : verb.rawValue))\n")
+        }
+      }
+      return ExitStatus.success
+    } catch {
+      return ManagerCommand.failure(error, verb.rawValue, sink: sink)
+    }
+  }
+
+  static func item(_ job: FleetJob) -> ListTable.Item {
+    var name = ListTable.name(
+      file: job.file.map { String($0.split(separator: "/").last ?? "") } ?? job.fileName, url: job.url)
+    if let worker = job.worker, job.state == .active { name += " @" + ProgressLine.sanitize(worker) }
+    if job.state == .failed, let error = job.error { name += ": " + ProgressLine.sanitize(error.message) }
+    return ListTable.Item(
+      id: job.id, state: job.state.rawValue, bytes: job.bytes, totalBytes: job.totalBytes,
+      complete: job.state == .complete, speed: job.state == .active ? job.bytesPerSecond : nil, name: name)
+  }
+
+  static func json(_ job: FleetJob) -> String {
+    JSONEventLine.object([
+      ("id", .string(job.id)),
+      ("state", .string(job.state.rawValue)),
+      ("bytes", .int(job.bytes)),
+      ("total", .optional(job.totalBytes)),
+      ("fraction", .optional(job.fraction.map { JSONEventLine.rounded($0, places: 4) })),
+      ("bytes_per_second", .double(JSONEventLine.rounded(job.bytesPerSecond ?? 0, places: 1))),
+      ("file", .optional(job.file)),
+      ("url", .string(job.url)),
+      ("error", .optional(job.error?.message)),
+      ("error_category", .optional(job.error.map { JSONEventLine.categoryName($0.category) })),
+      ("hint", .optional(job.error?.hint)),
+      ("worker", .optional(job.worker)),
+      ("priority", .int(Int64(job.priority))),
+      ("directory", .string(job.directory)),
+      ("attempts", .int(Int64(job.attempts))),
+      ("lease_remaining", .optional(job.leaseRemaining.map { JSONEventLine.rounded($0, places: 1) })),
+      ("sha256", .optional(job.sha256)),
+    ])
+  }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The control socket of the process that owns a catalog: made private, answering JSON-RPC
+/// lines with aria2's method names, replaced when a killed owner left it, removed at the end,
+/// and never made over something else.
+@Suite("control socket")
+struct ControlSocketTests {
+  private func socketInfo(_ path: String) -> stat? {
+    var info = stat()
+    return lstat(path, &info) == 0 ? info : nil
+  }
+
+  /// `haul run` on one slow download, once its control socket is there.
+  private func startRunner(_ fixture: CatalogFixture, _ server: TestServer) async throws -> ChildProcess {
+    let runner = try fixture.start("run", ["--json"])
+    // Bounds a hang (the runner's downloads last far less); nothing is timed by it.
+    runner.signal(SIGKILL, after: 600)
+    let socket = fixture.catalog.path + ".sock"
+    try await CatalogFixture.waitUntil("the control socket answers") {
+      (try? UnixSocketClient(path: socket)) != nil
+    }
+    return runner
+  }
+
+  @Test func theOwnerAnswersOnAPrivateSocketAndRemovesItAtTheEnd() async throws {
+    let server = try TestServer()
+    // Two: while one is paused, the other keeps the runner running.
+    let files = ServedFile.serve(2, size: 3_000_000, on: server, bytesPerSecond: 20_000, seed: 90)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url))
+    let id = ids[0]
+    let runner = try await startRunner(fixture, server)
+    let path = fixture.catalog.path + ".sock"
+    let info = try #require(socketInfo(path))
+    #expect(info.st_mode & 0o777 == 0o600)
+    #expect(info.st_uid == geteuid())
+    // Nothing of the private directory it was made in is left.
+    let entries = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.url.path)
+    #expect(!entries.contains { $0.hasPrefix(".catalog.sqlite.sock.") }, "\(entries)")
+
+    let client = try UnixSocketClient(path: path)
+    let methods = try #require(
+      try client.call(#"{"jsonrpc":"2.0","id":1,"method":"system.listMethods"}"#) as? [String: Any])
+    #expect(methods["id"] as? Int == 1)
+    #expect((methods["result"] as? [String])?.contains("aria2.getVersion") == true, "\(methods)")
+    // No token on the socket: the peer is the catalog's own user.
+    let version = try #require(
+      try client.call(#"{"jsonrpc":"2.0","id":"v","method":"aria2.getVersion","params":[]}"#)
+        as? [String: Any])
+    #expect((version["result"] as? [String: Any])?["version"] as? String != nil, "\(version)")
+    let batch = try #require(
+      try client.call(
+        #"[{"jsonrpc":"2.0","id":2,"method":"aria2.getVersion"},{"jsonrpc":"2.0","id":3,"method":"no.such"}]"#
+      )
+        as? [[String: Any]])
+    #expect(batch.count == 2)
+    // aria2's answer to an unknown method: code 1, "No such method: …".
+    let unknown = batch[1]["error"] as? [String: Any]
+    #expect(
+      unknown?["code"] as? Int == 1 && (unknown?["message"] as? String)?.hasPrefix("No such method") == true)
+    let garbage = try #require(try client.call("{not json") as? [String: Any])
+    #expect((garbage["error"] as? [String: Any])?["code"] as? Int == -32700)
+
+    // aria2's own methods, as haul daemon serves them: the runner's downloads by gid.
+    try await CatalogFixture.waitUntil("both downloads are active") {
+      try await fixture.list().allSatisfy { $0["state"] == "active" }
+    }
+    let active = try #require(
+      try client.call(#"{"jsonrpc":"2.0","id":4,"method":"aria2.tellActive","params":[["gid","status"]]}"#)
+        as? [String: Any])
+    let statuses = try #require(active["result"] as? [[String: Any]], "\(active)")
+    #expect(Set(statuses.compactMap { $0["gid"] as? String }) == Set(ids), "\(statuses)")
+    #expect(statuses.allSatisfy { $0["status"] as? String == "active" }, "\(statuses)")
+    let paused = try #require(
+      try client.call(#"{"jsonrpc":"2.0","id":5,"method":"aria2.pause","params":["\#(id)"]}"#)
+        as? [String: Any])
+    #expect(paused["result"] as? String == id, "\(paused)")
+    #expect(try await fixture.download(id)?["state"] == "paused")
+    #expect(try await fixture.run("resume", [id]).status == 0)
+
+    // aria2.shutdown stops the runner as SIGTERM does: everything kept, exit 130.
+    let shutdown = try #require(
+      try client.call(#"{"jsonrpc":"2.0","id":6,"method":"aria2.shutdown"}"#) as? [String: Any])
+    #expect(shutdown["result"] as? String == "OK", "\(shutdown)")
+    let outcome = await runner.wait()
+    #expect(outcome.status == 130, "\(outcome)")
+    #expect(socketInfo(path) == nil, "the socket is removed when the owner ends")
+    #expect(
+      try await fixture.download(id)?["state"] == "queued", "stopped, not paused: the next run continues it")
+  }
+
+  @Test func aStaleSocketIsReplacedAndAPlantedFileRefused() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 3_000_000, on: server, bytesPerSecond: 20_000, seed: 91)
+    let fixture = try CatalogFixture()
+    _ = try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url))
+    let path = fixture.catalog.path + ".sock"
+    let first = try await startRunner(fixture, server)
+    first.signal(SIGKILL)
+    _ = await first.wait()
+    #expect(socketInfo(path) != nil, "a killed owner leaves its socket")
+    #expect(throws: (any Error).self) { try UnixSocketClient(path: path) }
+    // Nobody answers there: the subcommands work on the catalog itself.
+    #expect(try await fixture.run("ls").status == 0)
+
+    let second = try await startRunner(fixture, server)
+    let client = try UnixSocketClient(path: path)
+    #expect(
+      try client.exchange(#"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion"}"#).contains("\"result\""))
+    second.signal(SIGTERM)
+    #expect(await second.wait().status == 130)
+
+    // A file at the socket's name is not haul's: run refuses to start, and leaves it.
+    try Data("mine".utf8).write(to: URL(fileURLWithPath: path))
+    let refused = try await fixture.run("run")
+    #expect(refused.status == 3, "\(refused)")
+    #expect(
+      refused.stderr.contains("the control socket's name \(path) is taken by a regular file"), "\(refused)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("mine".utf8))
+    #expect(try await fixture.list().first?["state"] == "queued", "nothing ran")
+  }
+
+  @Test func subcommandsActThroughTheOwner() async throws {
+    let server = try TestServer()
+    let slow = ServedFile.serve(2, size: 3_000_000, on: server, bytesPerSecond: 20_000, seed: 92)
+    let fast = ServedFile.serve(1, size: 200_000, on: server, seed: 93, prefix: "fast")
+    let fixture = try CatalogFixture()
+    // Two slow downloads (one connection each, 150 s at their rate): while one is paused, the
+    // other keeps the runner running.
+    let ids = try await fixture.add(["-d", "out", "-x", "1"] + slow.map(\.url))
+    let (first, second) = (ids[0], ids[1])
+    let runner = try await startRunner(fixture, server)
+
+    // add: queued in the running process, which runs it at once (credentials stay in its memory).
+    let added = try await fixture.run("add", ["-d", "out", "-H", "Authorization: Bearer t0ken", fast[0].url])
+    #expect(added.status == 0, "\(added)")
+    #expect(!added.stderr.contains("will wait, paused"), "\(added)")
+    let fastID = try #require(added.stdout.split(separator: "\n").first.map(String.init))
+    try await CatalogFixture.waitUntil("the added download completes in the runner") {
+      try await fixture.download(fastID)?["state"] == "complete"
+    }
+    #expect(fixture.contents("out/fast0.bin") == fast[0].body)
+    #expect(
+      try await fixture.download(fastID)?["needs_credentials"].map { ["false", "0"].contains($0) } == true)
+
+    // pause and resume, by prefix, take effect in the runner.
+    let paused = try await fixture.run("pause", [String(first.prefix(6))])
+    #expect(paused.status == 0 && paused.stderr.contains("paused \(first)"), "\(paused)")
+    #expect(try await fixture.download(first)?["state"] == "paused")
+    let resumed = try await fixture.run("resume", [first])
+    #expect(resumed.status == 0, "\(resumed)")
+    #expect(["queued", "active"].contains(try await fixture.download(first)?["state"] ?? ""))
+
+    // A refusal comes back as the runner's error, with its exit status.
+    let finished = try await fixture.run("pause", [fastID])
+    #expect(finished.status != 0 && finished.stderr.contains("haul: "), "\(finished)")
+
+    // rm --delete-files, then pause --all.
+    try await CatalogFixture.waitUntil("the second download has a partial file") {
+      fixture.directory.exists("out/f1.bin.part")
+    }
+    let removed = try await fixture.run("rm", ["--delete-files", second])
+    #expect(removed.status == 0, "\(removed)")
+    #expect(try await fixture.download(second).map { $0["state"] == "removed" } ?? true)
+    #expect(!fixture.directory.exists("out/f1.bin.part"), "its partial file is deleted")
+    #expect(try await fixture.run("pause", ["--all"]).status == 0)
+    #expect(try await fixture.download(first)?["state"] == "paused")
+
+    // Nothing is left to run: the runner ends by itself, and the paused download stays paused.
+    let outcome = await runner.wait()
+    #expect(outcome.status == 0, "\(outcome)")
+    #expect(try await fixture.download(first)?["state"] == "paused")
+  }
+
+  @Test func aPlantedLinkAtTheSocketsNameIsRefused() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 100_000, on: server, seed: 94)
+    let fixture = try CatalogFixture()
+    _ = try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url))
+    let path = fixture.catalog.path + ".sock"
+    let target = fixture.directory.file("elsewhere").path
+    #expect(symlink(target, path) == 0)
+    let refused = try await fixture.run("run")
+    #expect(refused.status == 3, "\(refused)")
+    #expect(refused.stderr.contains("is taken by a symbolic link"), "\(refused)")
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let length = readlink(path, &buffer, buffer.count - 1)
+    #expect(length > 0 && String(cString: Array(buffer[..<length]) + [0]) == target, "the link is left")
+    #expect(!FileManager.default.fileExists(atPath: target), "nothing is made through it")
+    #expect(try await fixture.list().first?["state"] == "queued", "nothing ran")
+    // The other subcommands do not follow it either: they work on the catalog itself.
+    #expect(try await fixture.run("pause", ["--all"]).status == 0)
+  }
+}

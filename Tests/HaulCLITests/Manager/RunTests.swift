@@ -1,0 +1,117 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// `haul run` through the real binary: it owns the catalog and runs its downloads; a kill -9
+/// loses no download and little progress; paused downloads stay paused across runs.
+@Suite("haul run")
+struct RunTests {
+  @Test func killedDuringSeveralDownloadsThenListedOfflineAndFinishedByteExact() async throws {
+    let server = try TestServer()
+    // At 120 kB/s each, 4 MB take half a minute: time enough to see them run, on a loaded machine too.
+    let files = ServedFile.serve(3, size: 4_000_000, on: server, bytesPerSecond: 120_000, seed: 40)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url))
+    let runner = try fixture.start("run", ["-j", "3", "--json"])
+    // `haul ls` while run owns the catalog: it shows the bytes the runner records.
+    try await CatalogFixture.waitUntil("every download has bytes") {
+      let listed = try await fixture.list()
+      return listed.count == 3
+        && listed.allSatisfy { $0["state"] == "active" && (Int64($0["bytes"] ?? "") ?? 0) > 60_000 }
+    }
+    runner.signal(SIGKILL)
+    let killed = await runner.wait()
+    #expect(killed.signaled && killed.status == SIGKILL, "\(killed)")
+
+    // Offline: the listing needs no network (the server sees nothing) and shows what is on disk.
+    server.clearRequests()
+    let listed = try await fixture.list()
+    #expect(server.requests.isEmpty)
+    #expect(listed.map { $0["id"] } == ids)
+    for (download, file) in zip(listed, files) {
+      #expect(download["state"] == "queued", "an interrupted download is queued again: \(download)")
+      let bytes = try #require(Int64(download["bytes"] ?? ""))
+      #expect(bytes > 0 && bytes < Int64(file.body.count), "\(download)")
+      #expect(download["total"] == String(file.body.count))
+      let sidecar = try #require(try Sidecar.read(fixture.directory.file("out/\(file.name).haul").path))
+      #expect(sidecar.claimedBytes == bytes, "ls shows what the state file holds")
+    }
+    #expect(!files.contains { fixture.directory.exists("out/" + $0.name) }, "nothing unfinished has its name")
+
+    // Run again at full speed: every file ends byte-exact, resumed from what was held.
+    for file in files { server.updateFaults("/" + file.name) { $0.bytesPerSecond = nil } }
+    let sentBefore = files.map { server.bodyBytesSent(for: "/" + $0.name) }
+    let finished = try await fixture.run("run", ["--json"])
+    #expect(finished.status == 0, "\(finished)")
+    for (file, before) in zip(files, sentBefore) {
+      expectBytes(fixture.contents("out/" + file.name), equal: file.body, file.name)
+      #expect(server.bodyBytesSent(for: "/" + file.name) - before < file.body.count, "\(file.name) resumed")
+    }
+    let resumed = finished.events.filter { $0["event"] == "started" }
+    #expect(
+      resumed.count == 3 && resumed.allSatisfy { (Int64($0["resumed_from"] ?? "") ?? 0) > 0 }, "\(resumed)")
+    #expect(Set(resumed.compactMap { $0["id"] }) == Set(ids))
+    #expect(try await fixture.list().allSatisfy { $0["state"] == "complete" })
+  }
+
+  @Test func aPausedDownloadStaysPausedAcrossRuns() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(2, size: 200_000, on: server, seed: 60)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out"] + files.map(\.url))
+    #expect(try await fixture.run("pause", [ids[1]]).status == 0)
+    let first = try await fixture.run("run")
+    #expect(first.status == 0, "\(first)")
+    #expect(first.stderr.contains("✓ saved out/\(files[0].name)"), "\(first)")
+    #expect(first.stderr.contains("haul: 1 URLs: 1 done"), "\(first)")
+    expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
+    #expect(!fixture.directory.exists("out/" + files[1].name))
+    #expect(server.requests(for: "/" + files[1].name).isEmpty)
+
+    let second = try await fixture.run("run")
+    #expect(second.status == 0, "\(second)")
+    #expect(second.stderr.contains("nothing to run"), "\(second)")
+    #expect(server.requests(for: "/" + files[1].name).isEmpty, "still paused")
+    #expect(try await fixture.download(ids[1])?["state"] == "paused")
+
+    #expect(try await fixture.run("resume", [ids[1]]).status == 0)
+    let third = try await fixture.run("run")
+    #expect(third.status == 0, "\(third)")
+    expectBytes(fixture.contents("out/" + files[1].name), equal: files[1].body)
+  }
+
+  @Test func aFailedDownloadGivesTheBatchStatusAndSIGTERMStopsWithEverythingKept() async throws {
+    let server = try TestServer()
+    // One connection at its rate: 40 s, so SIGTERM lands mid-download on a loaded machine.
+    let files = ServedFile.serve(1, size: 4_000_000, on: server, bytesPerSecond: 100_000, seed: 80)
+    let fixture = try CatalogFixture()
+    _ = try await fixture.add(["-d", "out", server.url("/missing.bin")])
+    let failed = try await fixture.run("run")
+    #expect(failed.status == 8, "a 404 is the batch's status: \(failed)")
+    #expect(try await fixture.list().first?["state"] == "failed")
+
+    let ids = try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url))
+    let runner = try fixture.start("run", ["--json"])
+    try await CatalogFixture.waitUntil("bytes arrive") {
+      (Int64(try await fixture.download(ids[0])?["bytes"] ?? "") ?? 0) > 200_000
+    }
+    runner.signal(SIGTERM)
+    let stopped = await runner.wait()
+    #expect(!stopped.signaled && stopped.status == 130, "\(stopped)")
+    let download = try #require(try await fixture.download(ids[0]))
+    #expect(download["state"] == "queued", "stopped, not paused: the next run continues it (\(download))")
+    let held = try #require(Int64(download["bytes"] ?? ""))
+    #expect(held > 200_000)
+    server.updateFaults("/" + files[0].name) { $0.bytesPerSecond = nil }
+    let again = try await fixture.run("run", ["--json"])
+    #expect(again.status == 0, "\(again)")
+    #expect(again.event("started")?["resumed_from"] == String(held), "\(again)")
+    expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
+  }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Haul
+import Testing
+
+@testable import HaulCLI
+
+/// `haul ui`'s pure parts: bytes to keys, keys to commands, and the lines of a screen.
+@Suite("haul ui screen")
+struct UIScreenTests {
+  static let a = DownloadID("2089b05ecca3d829")!
+  static let b = DownloadID("7c1e0d9a4f3b2e61")!
+  static let c = DownloadID("0000000000000abc")!
+  static let rows = [
+    UIState.Row(id: a, name: "ubuntu.iso"), UIState.Row(id: b, name: "debian.iso"),
+    UIState.Row(id: c, name: "arch.iso"),
+  ]
+
+  @Test(arguments: [
+    ("j", [UIKey.character("j")]),
+    ("\u{1B}[A\u{1B}[B", [.up, .down]),
+    ("\u{1B}OA", [.up]),
+    ("\u{1B}[3~", [.delete]),
+    ("\u{1B}[5~\u{1B}[6~", [.pageUp, .pageDown]),
+    ("\u{1B}[H\u{1B}[F\u{1B}[1~\u{1B}[4~", [.home, .end, .home, .end]),
+    ("\u{1B}", [.escape]),
+    ("x\u{1B}", [.character("x"), .escape]),
+    ("\u{1B}[1;5C", [.other]),
+    ("\r\u{7F}\u{03}\t", [.enter, .backspace, .interrupt, .tab]),
+    ("é+", [.character("é"), .character("+")]),
+  ])
+  func bytesBecomeKeys(_ bytes: String, _ keys: [UIKey]) {
+    var decoder = UIKeyDecoder()
+    #expect(decoder.feed(Array(bytes.utf8)) == keys)
+  }
+
+  @Test func sequencesSplitAcrossReadsWaitForTheirEnd() {
+    var decoder = UIKeyDecoder()
+    #expect(decoder.feed(Array("\u{1B}[".utf8)) == [])
+    #expect(decoder.feed(Array("A".utf8)) == [.up])
+    let e = Array("é".utf8)
+    #expect(decoder.feed([e[0]]) == [])
+    #expect(decoder.feed([e[1]]) == [.character("é")])
+  }
+
+  @Test(arguments: [
+    ([UIKey.character("p")], [UIState.Command.pause(a)]),
+    ([.character("j"), .character("r")], [.resume(b)]),
+    ([.down, .down, .down, .character("c")], [.cancel(c)]),
+    ([.end, .up, .character("p")], [.pause(b)]),
+    ([.character("G"), .character("g"), .character("p")], [.pause(a)]),
+    ([.character("d"), .character("y")], [.remove(a)]),
+    ([.delete, .character("n")], []),
+    ([.character("j"), .delete, .character("Y")], [.remove(b)]),
+    (
+      [.character("+"), .character("h"), .character("x"), .backspace, .character("i"), .enter],
+      [.add(url: "hi")]
+    ),
+    ([.character("+"), .character("q"), .escape, .character("p")], [.pause(a)]),
+    ([.character("+"), .character(" "), .enter], []),
+    ([.character("<"), .character(">")], [.changeConcurrency(by: -1), .changeConcurrency(by: 1)]),
+    ([.character("q")], [.quit(interrupted: false)]),
+    ([.character("+"), .interrupt], [.quit(interrupted: true)]),
+    ([.character("z"), .tab, .other], []),
+  ])
+  func keysBecomeCommands(_ keys: [UIKey], _ commands: [UIState.Command]) {
+    var state = UIState()
+    var issued: [UIState.Command] = []
+    for key in keys { issued += state.handle(key, rows: Self.rows, visibleRows: 10) }
+    #expect(issued == commands)
+  }
+
+  @Test func theSelectionFollowsItsDownloadAndStaysInView() {
+    var state = UIState()
+    _ = state.handle(.character("j"), rows: Self.rows, visibleRows: 2)
+    #expect(state.selected == Self.b)
+    // Reordered: still b.
+    let reordered = [Self.rows[1], Self.rows[2], Self.rows[0]]
+    state.fit(rows: reordered, visibleRows: 2)
+    #expect(state.selectedIndex(in: reordered) == 0)
+    _ = state.handle(.end, rows: reordered, visibleRows: 2)
+    #expect(state.selected == Self.a && state.top == 1)
+    // Its download gone: the row now at its place (here the last).
+    state.fit(rows: Array(reordered.prefix(2)), visibleRows: 2)
+    #expect(state.selected == Self.c && state.top == 0)
+    // The one before it gone: it stays itself.
+    state.fit(rows: [Self.rows[2]], visibleRows: 2)
+    #expect(state.selected == Self.c)
+    state.fit(rows: [], visibleRows: 2)
+    #expect(state.selected == nil)
+    var empty = UIState()
+    #expect(empty.handle(.character("p"), rows: [], visibleRows: 5) == [])
+    #expect(empty.message == "no download selected: + adds one")
+  }
+
+  static let items = [
+    UIScreen.Item(
+      id: a, name: "ubuntu.iso", state: .active, bytes: 1 << 30, totalBytes: 4 << 30,
+      bytesPerSecond: Double(4 << 20)),
+    UIScreen.Item(id: b, name: "debian.iso", state: .paused, bytes: 0, totalBytes: nil, bytesPerSecond: 0),
+    UIScreen.Item(
+      id: c, name: "arch.iso", state: .failed, bytes: 10, totalBytes: 100, bytesPerSecond: 0,
+      problem: "the server answered 404 Not Found"),
+  ]
+  static let summary = UIScreen.Summary(
+    catalog: "/c.sqlite", active: 1, bytesPerSecond: Double(4 << 20), maxConcurrent: 4)
+
+  /// Lines without their colours.
+  private func plain(_ lines: [String]) -> [String] {
+    lines.map { line in
+      [UIScreen.reverse, UIScreen.bold, UIScreen.plain].reduce(line) {
+        $0.replacingOccurrences(of: $1, with: "")
+      }
+    }
+  }
+
+  @Test func aScreenAtEightyColumns() {
+    let screen = UIScreen(size: TerminalSize(columns: 80, rows: 8))
+    var state = UIState()
+    state.fit(rows: Self.items.map { $0.row }, visibleRows: screen.visibleRows)
+    let lines = screen.lines(items: Self.items, state: state, summary: Self.summary)
+    let expected = [
+      "haul ui  /c.sqlite               3 downloads, 1 active, 4.00 MiB/s, 4 at a time",
+      "  NAME                   PROGRESS                       SPEED     ETA  STATE   ",
+      "> ubuntu.iso             ━━━━───────────────  25%  4.00 MiB/s  12m48s  active  ",
+      "  debian.iso             ···················    -           -       -  paused  ",
+      "  arch.iso               ━──────────────────  10%           -       -  failed  ",
+      "",
+      "",
+      "↑↓/jk move  p pause  r resume  c cancel…emove  + add URL  </> at a time  q quit",
+    ]
+    #expect(plain(lines) == expected)
+    #expect(lines[2].hasPrefix(UIScreen.reverse), "the selected row is highlighted")
+    #expect(plain(lines).allSatisfy { $0.count <= 79 }, "the last column stays free")
+  }
+
+  @Test func narrowScreensDropTheBarThenTheETAThenTheSpeed() {
+    func row(_ columns: Int) -> String {
+      plain(
+        UIScreen(size: TerminalSize(columns: columns, rows: 6)).lines(
+          items: Self.items, state: UIState(), summary: Self.summary))[2]
+    }
+    #expect(row(60) == "> ubuntu.iso              25%  4.00 MiB/s  12m48s  active  ")
+    #expect(row(48) == "> ubuntu.iso          25%  4.00 MiB/s  active  ")
+    #expect(row(36) == "> ubuntu.iso          25%  active  ")
+    #expect(row(26) == "> ubu…iso   25%  active  ")
+    #expect(
+      UIScreen(size: TerminalSize(columns: 19, rows: 6)).lines(
+        items: Self.items, state: UIState(), summary: Self.summary) == ["terminal too small"])
+  }
+
+  @Test func theMessageLineShowsPromptsConfirmationsAndProblems() {
+    let screen = UIScreen(size: TerminalSize(columns: 70, rows: 7))
+    func message(_ keys: [UIKey]) -> String {
+      var state = UIState()
+      for key in keys {
+        _ = state.handle(key, rows: Self.items.map { $0.row }, visibleRows: screen.visibleRows)
+      }
+      return plain(screen.lines(items: Self.items, state: state, summary: Self.summary))[5]
+    }
+    #expect(message([]) == "")
+    #expect(message([.end]) == "arch.iso: the server answered 404 Not Found")
+    #expect(message([.character("+"), .character("h")]) == "Add URL (Enter adds, Esc cancels): h_")
+    #expect(message([.character("d")]) == "Remove ubuntu.iso? Its files stay. y: remove, other keys: keep")
+    #expect(message([.character("d"), .character("x")]) == "nothing removed")
+  }
+
+  @Test func onlyChangedLinesAreRewritten() {
+    #expect(UIScreen.update(from: nil, to: ["a", "b"]) == "\u{1B}[H\u{1B}[2J\u{1B}[1;1Ha\u{1B}[2;1Hb")
+    #expect(UIScreen.update(from: ["a", "b"], to: ["a", "b"]) == "")
+    #expect(UIScreen.update(from: ["a", "b"], to: ["a", "c"]) == "\u{1B}[2;1Hc\u{1B}[0m\u{1B}[K")
+    #expect(
+      UIScreen.update(from: ["a"], to: ["a", "b"]).hasPrefix("\u{1B}[H\u{1B}[2J"), "a new size: all of it")
+  }
+}
