@@ -1,0 +1,28 @@
+import Haul
+import HaulRPC
+
+/// The methods about the daemon itself rather than its downloads.
+package enum SessionMethods {
+  /// The aria2 version whose RPC the daemon speaks: clients such as AriaNg enable options by it.
+  package static let aria2Version = "1.36.0"
+
+  /// `aria2.getVersion` and `aria2.getSessionInfo`.
+  package static func methods(sessionID: String) -> [RPCMethod] {
+    [
+      RPCMethod("aria2.getVersion") { _ in
+        [
+          "version": .string(aria2Version), "enabledFeatures": ["HTTPS", "Message Digest"],
+          "haul": .string(HaulLibrary.version),
+        ]
+      },
+      RPCMethod("aria2.getSessionInfo") { _ in ["sessionId": .string(sessionID)] },
+    ]
+  }
+
+  /// A new session id: 20 random bytes in hex, as aria2's.
+  package static func newSessionID() -> String {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) }
+      .map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+  }
+}

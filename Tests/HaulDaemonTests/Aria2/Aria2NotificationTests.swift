@@ -1,0 +1,76 @@
+import Foundation
+import Haul
+import HaulDaemon
+import HaulRPC
+import HaulTestSupport
+import Testing
+
+/// aria2's notifications reach every WebSocket client: start, pause, stop, complete, error.
+@Suite struct Aria2NotificationTests {
+  @Test func everyKindReachesAWebSocketClient() async throws {
+    let fixture = try await DaemonFixture()
+    fixture.serve("/done.bin", size: 50_000, seed: 60)
+    fixture.serve("/held.bin", size: 400_000, seed: 61, stallAfter: 100_000)
+    let port = fixture.port
+    let client = try await blocking { try WebSocketTestClient(port: port, timeout: 30) }
+    // A first call answered means the session is registered for notifications.
+    let hello = try await blocking {
+      try client.send(
+        #"{"jsonrpc":"2.0","id":0,"method":"aria2.getVersion","params":["token:\#(DaemonFixture.secret)"]}"#)
+      return client.readJSON()
+    }
+    #expect(hello?["id"] == 0)
+
+    let done = try #require(
+      try await fixture.call("aria2.addUri", [[.string(fixture.server.url("/done.bin"))]]).string)
+    _ = try await fixture.waitFor(done, status: "complete")
+    let missing = try #require(
+      try await fixture.call(
+        "aria2.addUri", [[.string(fixture.server.url("/missing.bin"))], ["max-tries": "1"]]
+      ).string)
+    _ = try await fixture.waitFor(missing, status: "error")
+    let held = try #require(
+      try await fixture.call(
+        "aria2.addUri", [[.string(fixture.server.url("/held.bin"))], ["timeout": "600"]]
+      ).string)
+    _ = try await fixture.waitFor(held, status: "active")
+    #expect(try await fixture.call("aria2.pause", [.string(held)]) == .string(held))
+    // The pause is announced once the run has stopped; only then is the removal a separate event.
+    var (received, shapes) = try await notifications(on: client, until: ["aria2.onDownloadPause \(held)"])
+    #expect(try await fixture.call("aria2.remove", [.string(held)]) == .string(held))
+    let rest = try await notifications(on: client, until: ["aria2.onDownloadStop \(held)"])
+    received.formUnion(rest.received)
+    shapes += rest.shapes
+    client.connection.close()
+    await fixture.stop()
+    let expected: Set<String> = [
+      "aria2.onDownloadStart \(done)", "aria2.onDownloadComplete \(done)", "aria2.onDownloadStart \(missing)",
+      "aria2.onDownloadError \(missing)", "aria2.onDownloadStart \(held)", "aria2.onDownloadPause \(held)",
+      "aria2.onDownloadStop \(held)",
+    ]
+    #expect(expected.isSubset(of: received), "missing \(expected.subtracting(received))")
+    for message in shapes {
+      #expect(message["jsonrpc"] == "2.0")
+      #expect(message["id"] == nil, "a notification has no id")
+      #expect(message["params"]?.array?.count == 1)
+    }
+  }
+
+  /// Reads notifications ("METHOD GID") until `wanted` came, the connection ends or its read
+  /// timeout passes (a bound against hangs).
+  private func notifications(on client: WebSocketTestClient, until wanted: Set<String>) async throws
+    -> (received: Set<String>, shapes: [JSONValue])
+  {
+    try await blocking {
+      var received: Set<String> = []
+      var shapes: [JSONValue] = []
+      while !wanted.isSubset(of: received), shapes.count < 100, let message = client.readJSON() {
+        shapes.append(message)
+        if let method = message["method"]?.string, let gid = message["params"]?.array?.first?["gid"]?.string {
+          received.insert("\(method) \(gid)")
+        }
+      }
+      return (received, shapes)
+    }
+  }
+}
