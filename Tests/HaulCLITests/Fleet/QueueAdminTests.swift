@@ -1,0 +1,109 @@
+import FleetTestSupport
+import Foundation
+import Haul
+import Testing
+
+@testable import HaulCLI
+
+/// `haul queue status|priority|limit|retry`: parsing, and each command against a queue.
+@Suite struct QueueAdminParseTests {
+  private func parse(_ arguments: [String], _ environment: [String: String] = [:]) throws
+    -> QueueAdminCommand.Request
+  {
+    try QueueAdminCommand.parse(arguments, environment: environment).request
+  }
+
+  @Test func commands() throws {
+    #expect(try parse(["status"]) == .status)
+    #expect(try parse(["priority", "5", "abcd", "0123"]) == .priority(5, ids: ["abcd", "0123"]))
+    #expect(try parse(["priority", "-3", "abcd"]) == .priority(-3, ids: ["abcd"]))
+    #expect(try parse(["limit", "2"]) == .limit(2, origin: nil))
+    #expect(try parse(["limit", "8", "https://example.com"]) == .limit(8, origin: "https://example.com"))
+    #expect(try parse(["retry", "--all"]) == .retry(ids: nil))
+    #expect(try parse(["retry", "abcd"]) == .retry(ids: ["abcd"]))
+    #expect(try parse(["--help"]) == .help)
+  }
+
+  @Test func theQueueComesFromTheOptionOrTheEnvironment() throws {
+    let fromVariable = try QueueAdminCommand.parse(
+      ["status"], environment: ["HAUL_QUEUE": "postgresql://a/b"])
+    #expect(fromVariable.queue == "postgresql://a/b")
+    let given = try QueueAdminCommand.parse(
+      ["--queue", "postgresql://c/d", "status"], environment: ["HAUL_QUEUE": "postgresql://a/b"])
+    #expect(given.queue == "postgresql://c/d")
+    #expect(
+      try QueueAdminCommand.parse(["--queue=postgresql://e/f", "status"], environment: [:]).queue
+        == "postgresql://e/f")
+  }
+
+  @Test func mistakesAreUsageErrors() {
+    for arguments in [
+      [], ["frobnicate"], ["priority"], ["priority", "x", "abcd"], ["priority", "5"], ["limit"],
+      ["limit", "2", "a", "b"], ["retry"], ["retry", "--all", "abcd"], ["status", "extra"],
+      ["--bogus", "status"],
+      ["--queue"],
+    ] {
+      #expect(throws: UsageError.self, "\(arguments)") { try parse(arguments) }
+    }
+  }
+
+  @Test func withoutAQueueItSaysWhatToGive() async {
+    let output = OutputCapture()
+    let status = await QueueAdminCommand.run(["status"], sink: output.sink, environment: [:])
+    #expect(status == ExitStatus.usage)
+    #expect(output.stderr.contains("HAUL_QUEUE"))
+  }
+}
+
+@Suite(
+  .enabled(if: TemporaryPostgres.mustRun, "PostgreSQL is not installed (Debian: postgresql)"),
+  .timeLimit(.minutes(6)))
+struct QueueAdminTests {
+  private func run(_ arguments: [String], _ url: String) async -> (Int32, OutputCapture) {
+    let output = OutputCapture()
+    let status = await HaulCommand.run(arguments: ["queue", "--queue", url] + arguments, sink: output.sink)
+    return (status, output)
+  }
+
+  @Test func priorityLimitRetryAndStatusChangeTheQueue() async throws {
+    let url = try TemporaryPostgres.shared().createDatabase()
+    let queue = try await FleetQueue(PostgresAddress(url))
+    let ids = try await queue.add([
+      try FleetJobRequest(url: "http://a.example/1"), try FleetJobRequest(url: "http://b.example:8080/2"),
+    ])
+
+    var (status, output) = await run(["priority", "7", String(ids[1].prefix(6))], url)
+    #expect(status == ExitStatus.success, "\(output.stderr)")
+    #expect(try await queue.jobs().map(\.priority) == [0, 7])
+
+    (status, output) = await run(["limit", "2", "http://b.example:8080/anything"], url)
+    #expect(status == ExitStatus.success, "\(output.stderr)")
+    (status, output) = await run(["limit", "9"], url)
+    #expect(status == ExitStatus.success)
+    let limits = try await queue.connectionLimits()
+    #expect(limits.defaultLimit == 9)
+    #expect(limits.origins.map(\.origin) == ["http://a.example", "http://b.example:8080"])
+    #expect(limits.origins.map(\.limit) == [9, 2])
+
+    // A job that failed for good is queued again from scratch.
+    guard case .claimed(let lease) = try await queue.claim(worker: "w", leaseSeconds: 30) else {
+      Issue.record("nothing to claim")
+      return
+    }
+    #expect(try await queue.fail(lease, error: HaulError(.server, "404"), bytes: 0))
+    (status, output) = await run(["retry", "--all"], url)
+    #expect(status == ExitStatus.success)
+    #expect(output.stderr.contains("queued \(lease.id) again"))
+    #expect(try await queue.jobs([lease.id]).first?.state == .queued)
+
+    (status, output) = await run(["status"], url)
+    #expect(status == ExitStatus.success)
+    #expect(output.stdout.hasPrefix("jobs: 2 queued, 0 delayed, 0 active"))
+    #expect(output.stdout.contains("http://b.example:8080      2       0        1"))
+
+    (status, output) = await run(["priority", "1", "ffffffff"], url)
+    #expect(status == ExitStatus.code(for: HaulError(.invalidInput, "")))
+    #expect(output.stderr.contains("ffffffff"))
+    await queue.close()
+  }
+}
