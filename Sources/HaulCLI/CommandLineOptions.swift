@@ -1,4 +1,4 @@
-import Haul
+import HaulCore
 
 /// A mistake on the command line: `haul` prints `haul: <message>` and `Try 'haul --help'.`, and exits 2.
 struct UsageError: Error, Equatable, CustomStringConvertible {
@@ -36,10 +36,17 @@ struct CommandLineOptions: Equatable {
   /// `-x`: nil lets the library choose (automatic, up to 16).
   var connections: Int?
   var rateLimit: Int64?
+  /// `--retries`: attempts in a row without progress; 0 for no retries, `Int.max` for `inf`.
   var retries: Int?
   var timeout: Double?
   var headers: [Header] = []
   var overwrite = false
+  /// `--continue`: resume a partial haul did not make.
+  var continuePartial = false
+  /// `--refresh-url-command CMD`: run for a fresh URL when the link expires mid-download.
+  var refreshURLCommand: String?
+  /// `--auto-rename`: number a file name another URL of the run already uses, instead of refusing.
+  var autoRename = false
   var quiet = false
   var json = false
   var insecure = false
@@ -47,6 +54,19 @@ struct CommandLineOptions: Equatable {
   var checksum: Checksum?
   /// `--no-sha256`.
   var skipSHA256 = false
+  /// `--cacert`, `--capath`, `--cert`, `--key` (the environment's trust is added in `downloadOptions`).
+  var tls = TLSOptions()
+  /// `-u`, `--netrc`, `-e`, `-b`, `-c`, `--proxy`, `--noproxy`, `-4`/`-6`, `--resolve`, limits.
+  var network = NetworkOptions()
+  /// `-u USER` without a password: `Credentials` asks for it before the download.
+  var asksForPassword = false
+  /// `-A`; nil keeps the library's.
+  var userAgent: String?
+  /// `-N`: only when the server's copy is newer than the local file.
+  var newerOnly = false
+  /// The values of a subcommand's own options (`haul add --paused --position 2`), by long
+  /// name; a flag's value is "". The subcommand reads them after parsing.
+  var extras: [String: String] = [:]
 
   /// The first URL (the only one, unless several were given).
   var url: String {
@@ -68,10 +88,15 @@ struct CommandLineOptions: Equatable {
     if let timeout { options.stallTimeout = timeout }
     options.headers = headers.map { (name: $0.name, value: $0.value) }
     options.overwrite = overwrite
+    options.continuePartial = continuePartial
     options.verifyTLS = !insecure
     options.checksum = checksum
     options.computeSHA256 = !skipSHA256
     options.keepPartialOnCancel = true
+    options.tls = Self.trust(tls, environment: Self.environmentValue)
+    options.network = network
+    if let userAgent { options.userAgent = userAgent }
+    options.refreshURL = refreshURLCommand.map(RefreshCommand.refresher)
     return options
   }
 }
@@ -121,7 +146,10 @@ struct OptionSpec: Sendable {
 
 extension CommandLineOptions {
   /// Every option `haul` knows, in the order help lists them.
-  static let table: [OptionSpec] = [
+  static let table: [OptionSpec] = generalTable + networkTable
+
+  /// The table's first part: where files go, how they are fetched and checked, what is printed.
+  static let generalTable: [OptionSpec] = [
     .value("o", "output", "FILE", "save to exactly FILE (not with --dir)") {
       options, value, spelling throws(UsageError) in
       options.output = try nonEmpty(value, spelling: spelling, "the file name")
@@ -132,7 +160,7 @@ extension CommandLineOptions {
       options.directory = try nonEmpty(value, spelling: spelling, "the directory name")
       return .proceed
     },
-    .value("i", "input-file", "FILE", "download the URLs in FILE too, one per line ('-': standard input)") {
+    .value("i", "input-file", "FILE", "download the URLs in FILE too ('-': standard input; format below)") {
       options, value, spelling throws(UsageError) in
       options.inputFile = try nonEmpty(value, spelling: spelling, "the file name")
       return .proceed
@@ -170,12 +198,11 @@ extension CommandLineOptions {
       $0.skipSHA256 = true
       return .proceed
     },
-    .value(nil, "retries", "N", "give up after N failed attempts in a row (default: 10)") {
+    .value(
+      nil, "retries", "N", "give up after N failed attempts in a row; 0: no retries, inf: never (default: 10)"
+    ) {
       options, value, spelling throws(UsageError) in
-      guard let count = Int(value), count >= 1 else {
-        throw UsageError("\(spelling): '\(value)' is not a whole number of at least 1")
-      }
-      options.retries = count
+      options.retries = try parseRetries(value, spelling: spelling)
       return .proceed
     },
     .value(nil, "timeout", "SECONDS", "retry when no byte arrives for SECONDS (default: 30)") {
@@ -195,6 +222,22 @@ extension CommandLineOptions {
       $0.overwrite = true
       return .proceed
     },
+    .flag(nil, "continue", "resume a partial haul did not make (curl's, wget's, a .part without state)") {
+      $0.continuePartial = true
+      return .proceed
+    },
+    .value(
+      nil, "refresh-url-command", "CMD",
+      "if the link expires mid-download, go on from the URL CMD prints (sh -c; $HAUL_URL: the old URL)"
+    ) {
+      options, value, spelling throws(UsageError) in
+      options.refreshURLCommand = try nonEmpty(value, spelling: spelling, "the command")
+      return .proceed
+    },
+    .flag(nil, "auto-rename", "with several URLs, number a name another URL takes (small.1.bin)") {
+      $0.autoRename = true
+      return .proceed
+    },
     .flag("q", "quiet", "print nothing but errors") {
       $0.quiet = true
       return .proceed
@@ -211,13 +254,28 @@ extension CommandLineOptions {
     .flag("h", "help", "print this help and exit") { _ in .stop(.help) },
   ]
 
-  static func spec(long name: String) -> OptionSpec? { table.first { $0.long == name } }
-  static func spec(short name: Character) -> OptionSpec? { table.first { $0.short == name } }
+  static func spec(long name: String, in specs: [OptionSpec] = table) -> OptionSpec? {
+    specs.first { $0.long == name }
+  }
+  static func spec(short name: Character, in specs: [OptionSpec] = table) -> OptionSpec? {
+    specs.first { $0.short == name }
+  }
 
   // MARK: Parsing
 
   /// Parses the arguments after the program name.
   static func parse(_ arguments: [String]) throws(UsageError) -> CommandRequest {
+    let (options, positionals, stop) = try scan(arguments)
+    if let stop { return stop }
+    return try checked(options, urls: positionals)
+  }
+
+  /// The options `specs` know (the table, or a subcommand's selection of it with options of its
+  /// own) and the positional arguments, in order; or the request an option stopped at
+  /// (`--help`). No check across options: `parse` does those for downloads.
+  static func scan(_ arguments: [String], specs: [OptionSpec] = table) throws(UsageError) -> (
+    options: CommandLineOptions, positionals: [String], stop: CommandRequest?
+  ) {
     var options = CommandLineOptions()
     var positionals: [String] = []
     var index = 0
@@ -252,7 +310,7 @@ extension CommandLineOptions {
           inline = nil
         }
         let spelling = "--" + name
-        guard let spec = spec(long: name) else { throw unknownOption(spelling) }
+        guard let spec = spec(long: name, in: specs) else { throw unknownOption(spelling, among: specs) }
         let text: String
         if spec.takesValue {
           text = try value(for: spec, spelling: spelling, inline: inline)
@@ -260,36 +318,56 @@ extension CommandLineOptions {
           guard inline == nil else { throw UsageError("\(spelling): takes no value") }
           text = ""
         }
-        if case .stop(let request) = try spec.apply(&options, text, spelling) { return request }
+        if case .stop(let request) = try spec.apply(&options, text, spelling) {
+          return (options, positionals, request)
+        }
       } else {
         // `-output` is far likelier a typo for `--output` than `-o utput`.
-        if argument.count > 2, spec(long: String(argument.dropFirst())) != nil {
-          throw unknownOption(argument)
+        if argument.count > 2, spec(long: String(argument.dropFirst()), in: specs) != nil {
+          throw unknownOption(argument, among: specs)
         }
         // One or more short options: `-q`, `-qx4`, `-o FILE`, `-oFILE`.
         var rest = Substring(argument.dropFirst())
         while let letter = rest.first {
           rest = rest.dropFirst()
           let spelling = "-" + String(letter)
-          guard let spec = spec(short: letter) else { throw unknownOption(spelling) }
+          guard let spec = spec(short: letter, in: specs) else { throw unknownOption(spelling, among: specs) }
           var text = ""
           if spec.takesValue {
             text = try value(for: spec, spelling: spelling, inline: rest.isEmpty ? nil : String(rest))
             rest = ""
           }
-          if case .stop(let request) = try spec.apply(&options, text, spelling) { return request }
+          if case .stop(let request) = try spec.apply(&options, text, spelling) {
+            return (options, positionals, request)
+          }
         }
       }
     }
+    return (options, positionals, nil)
+  }
 
+  /// A download's options checked across each other, with its URLs.
+  static func checked(_ options: CommandLineOptions, urls positionals: [String]) throws(UsageError)
+    -> CommandRequest
+  {
+    var options = options
     if options.output != nil, options.directory != nil {
       throw UsageError("--output and --dir cannot be used together (--output names the whole path)")
     }
     guard !positionals.isEmpty || options.inputFile != nil else { throw UsageError("no URL given") }
     guard !positionals.contains("") else { throw UsageError("the URL is empty") }
     options.urls = positionals
+    if options.isBatch, options.output == "-" {
+      throw UsageError("-o - writes one download to standard output; with several URLs use --dir")
+    }
     if options.isBatch, options.output != nil {
       throw UsageError("--output names one file; with several URLs use --dir")
+    }
+    if options.output == "-", options.json {
+      throw UsageError("-o - writes the file to standard output, where --json would write its lines too")
+    }
+    if options.isBatch, options.newerOnly {
+      throw UsageError("--newer-only works with one URL (it compares that URL's local file)")
     }
     return .download(options)
   }
@@ -306,6 +384,16 @@ extension CommandLineOptions {
   static func parseCount(_ text: String, spelling: String) throws(UsageError) -> Int {
     guard let count = Int(text), (1...64).contains(count) else {
       throw UsageError("\(spelling): '\(text)' is not a number from 1 to 64")
+    }
+    return count
+  }
+
+  /// `--retries`: a whole number (0: no retries, one attempt), or `inf` for no limit (`Int.max`),
+  /// as wget's `--tries`.
+  static func parseRetries(_ text: String, spelling: String) throws(UsageError) -> Int {
+    if ["inf", "infinite", "unlimited"].contains(text.lowercased()) { return Int.max }
+    guard let count = Int(text), count >= 0, text.allSatisfy(\.isASCII) else {
+      throw UsageError("\(spelling): '\(text)' is not a whole number (0: no retries) or inf")
     }
     return count
   }
@@ -359,24 +447,24 @@ extension CommandLineOptions {
 
   // MARK: Unknown options
 
-  static func unknownOption(_ spelling: String) -> UsageError {
-    if let suggestion = suggestion(for: spelling) {
+  static func unknownOption(_ spelling: String, among specs: [OptionSpec] = table) -> UsageError {
+    if let suggestion = suggestion(for: spelling, among: specs) {
       return UsageError("unknown option '\(spelling)' (did you mean '\(suggestion)'?)")
     }
     return UsageError("unknown option '\(spelling)'")
   }
 
   /// The closest known long option, when it is close enough to be a likely typo.
-  static func suggestion(for spelling: String) -> String? {
+  static func suggestion(for spelling: String, among specs: [OptionSpec] = table) -> String? {
     guard spelling.hasPrefix("--") else {
       // `-output` instead of `--output`.
       let word = String(spelling.dropFirst())
-      return word.count > 1 && spec(long: word) != nil ? "--" + word : nil
+      return word.count > 1 && spec(long: word, in: specs) != nil ? "--" + word : nil
     }
     let word = spelling.dropFirst(2).lowercased()
     guard !word.isEmpty else { return nil }
     var best: (name: String, distance: Int)?
-    for spec in table {
+    for spec in specs {
       let distance =
         spec.long.hasPrefix(word) && word.count >= 2 ? 0 : editDistance(Array(word), Array(spec.long))
       if distance < (best?.distance ?? Int.max) { best = (spec.long, distance) }

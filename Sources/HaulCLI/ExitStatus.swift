@@ -3,7 +3,7 @@ import Haul
 /// The `haul` command's exit statuses.
 ///
 /// 0 ok · 1 generic · 2 usage · 3 file I/O · 4 network · 5 TLS · 6 authentication ·
-/// 7 protocol · 8 server error · 9 checksum · 130 interrupted.
+/// 7 protocol · 8 server error · 9 checksum (or a finished file changed) · 130 interrupted.
 enum ExitStatus {
   static let success: Int32 = 0
   static let usage: Int32 = 2
@@ -37,7 +37,7 @@ enum ExitStatus {
     (6, "the server wants credentials or refused them"),
     (7, "the server's responses were inconsistent"),
     (8, "the server answered with an error status"),
-    (9, "a checksum did not match"),
+    (9, "a checksum did not match, or a finished file changed since haul made it"),
     (130, "interrupted; run the same command again to resume"),
   ]
 }

@@ -11,6 +11,20 @@ import Haul
 /// The `haul` command: parses arguments, runs the download, reports, and returns the exit status.
 enum HaulCommand {
   static func run(arguments: [String], sink: OutputSink = .standard) async -> Int32 {
+    // Subcommands, recognised only as the first argument (a URL never equals these words; a
+    // file named like one is `haul -- ls` or `haul ./ls`).
+    if arguments.first == "worker" {
+      return await WorkerCommand.run(Array(arguments.dropFirst()), sink: sink)
+    }
+    if arguments.first == "queue" {
+      return await QueueAdminCommand.run(Array(arguments.dropFirst()), sink: sink)
+    }
+    if arguments.first == "daemon" {
+      return await DaemonCommand.run(Array(arguments.dropFirst()), sink: sink)
+    }
+    if let name = arguments.first, let subcommand = ManagerCommand.named(name) {
+      return await ManagerCommand.run(subcommand, Array(arguments.dropFirst()), sink: sink)
+    }
     let request: CommandRequest
     do throws(UsageError) {
       request = try CommandLineOptions.parse(arguments)
@@ -23,17 +37,41 @@ enum HaulCommand {
       sink.stdout(HelpText.text)
       return ExitStatus.success
     case .version:
-      sink.stdout("haul \(Haul.version)\n")
+      sink.stdout("haul \(HaulLibrary.version)\n" + HaulLibrary.libraryVersions.map { $0 + "\n" }.joined())
       return ExitStatus.success
-    case .download(let options) where options.isBatch:
-      return await BatchDownload.run(options, sink: sink)
-    case .download(let options):
+    case .download(var options):
+      do throws(UsageError) {
+        try Credentials.complete(&options)
+      } catch {
+        sink.stderr(usageErrorText(error))
+        return ExitStatus.usage
+      }
+      if options.isBatch { return await BatchDownload.run(options, sink: sink) }
+      if options.newerOnly {
+        switch await NewerOnly.decide(options, sink: sink) {
+        case .kept(let status): return status
+        case .download(let replacing): options.overwrite = options.overwrite || replacing
+        }
+      }
       return await download(options, sink: sink)
     }
   }
 
   static func usageErrorText(_ error: UsageError) -> String {
     "haul: \(error.message)\nTry 'haul --help'.\n"
+  }
+
+  /// A failure before any download started: its lines and hint, each after `haul: `, and for
+  /// invalid input without a hint the pointer to `--help`; with `--json` also a `failed` line.
+  static func setupFailure(_ error: HaulError, json: Bool, sink: OutputSink) -> Int32 {
+    let error = CommandWording().translate(error)
+    if json { sink.stdout(JSONEventLine.encodeFailure(error) + "\n") }
+    var lines = error.message.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    if let hint = error.hint { lines.append(hint) }
+    var text = lines.map { "haul: " + ProgressLine.sanitize($0) + "\n" }.joined()
+    if error.category == .invalidInput, error.hint == nil { text += "Try 'haul --help'.\n" }
+    sink.stderr(text)
+    return ExitStatus.code(for: error)
   }
 
   static func reporterStyle(for options: CommandLineOptions, stderrIsTerminal: Bool) -> Reporter.Style {
@@ -43,7 +81,10 @@ enum HaulCommand {
   }
 
   static func destination(for options: CommandLineOptions) -> DownloadDestination {
-    if let output = options.output { return .file(URL(fileURLWithPath: output)) }
+    // `-o -`: standard output, written as it is (a pipe, a terminal, a file the shell opened).
+    if let output = options.output {
+      return .file(URL(fileURLWithPath: output == "-" ? "/dev/stdout" : output))
+    }
     return .directory(URL(fileURLWithPath: options.directory ?? ".", isDirectory: true))
   }
 
@@ -56,10 +97,13 @@ enum HaulCommand {
     var reporter = Reporter(
       style: style, sink: sink,
       now: { (ContinuousClock.now - clockStart) / .seconds(1) },
-      width: { Terminal.stderrWidth() })
+      width: { Terminal.stderrWidth() },
+      label: NameCollisions.expectedName(source: options.url, destination: destination(for: options)),
+      wording: CommandWording(outputGiven: options.output != nil))
 
     let download: Download
     do throws(HaulError) {
+      if let directory = options.directory { try LocalDirectory.prepare(directory) }
       download = try Download(
         url: options.url, to: destination(for: options), options: options.downloadOptions)
     } catch {
@@ -76,9 +120,16 @@ enum HaulCommand {
       })
     defer { interrupts.stop() }
 
+    let inputs = DisplayInput.merging(
+      download.events, tickEvery: style == .terminal ? Reporter.tickInterval : nil)
     let consumer = Task { [reporter] in
       var reporter = reporter
-      for await event in download.events { reporter.handle(event) }
+      for await input in inputs {
+        switch input {
+        case .event(let event): reporter.handle(event)
+        case .tick: reporter.tick()
+        }
+      }
     }
     let status = await ExitStatus.run(download)
     await consumer.value
@@ -86,8 +137,8 @@ enum HaulCommand {
   }
 }
 
-/// SIGINT and SIGTERM while a download runs: the first stops it (keeping the partial file),
-/// a second one exits at once.
+/// SIGINT, SIGTERM and SIGHUP while a download runs: the first stops it (keeping the partial
+/// file), a second one exits at once.
 final class InterruptHandler: @unchecked Sendable {
   private let queue = DispatchQueue(label: "haul.signals")
   private let signals: [Int32]
@@ -96,7 +147,7 @@ final class InterruptHandler: @unchecked Sendable {
   private var count = 0
 
   init(
-    signals: [Int32] = [SIGINT, SIGTERM], first: @escaping @Sendable () -> Void,
+    signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], first: @escaping @Sendable () -> Void,
     again: @escaping @Sendable () -> Void
   ) {
     self.signals = signals
@@ -107,7 +158,12 @@ final class InterruptHandler: @unchecked Sendable {
         // `data` counts the signals since the last call: two quick Ctrl-Cs arrive as one call.
         let before = count
         count += max(1, Int(source.data))
-        if before == 0 { first() }
+        if before == 0 {
+          // The terminal or the reading end of a pipe may be gone (SIGHUP): a failed write must
+          // not kill the process while it saves its progress.
+          signal(SIGPIPE, SIG_IGN)
+          first()
+        }
         if count > 1 { again() }
       }
       source.resume()

@@ -4,9 +4,19 @@ import Haul
 enum HelpText {
   static var text: String {
     var lines = [
-      "haul \(Haul.version) - resumable HTTP downloader",
+      "haul \(HaulLibrary.version) - resumable HTTP downloader",
       "",
       "Usage: haul [options] URL [URL...]",
+      "       haul worker --queue URL [-j N] [--name NAME]   (see haul worker --help)",
+      "       haul queue --queue URL status|priority N ID…|limit N [ORIGIN]|retry ID…   (a fleet's queue)",
+      "       haul daemon [--catalog FILE] [--rpc-listen-port N] (aria2's JSON-RPC; see haul daemon --help)",
+    ]
+    // The download manager's subcommands, on a catalog of downloads kept across runs.
+    lines += ManagerCommand.all.map { "       " + $0.usage }
+    lines += [
+      "",
+      "A subcommand is recognised only as the first argument (haul SUBCOMMAND --help tells more);",
+      "to download a file or URL named like one, write haul -- ls or haul ./ls.",
       "",
       "Downloads URL into the current directory (or FILE, or DIR). An interrupted download",
       "keeps NAME.part and NAME.haul next to NAME; run the same command again to resume.",
@@ -15,13 +25,27 @@ enum HelpText {
     ]
     let synopses = CommandLineOptions.table.map(\.synopsis)
     let column = (synopses.map(\.count).max() ?? 0) + 2
-    for (spec, synopsis) in zip(CommandLineOptions.table, synopses) {
+    for (index, (spec, synopsis)) in zip(CommandLineOptions.table, synopses).enumerated() {
+      if index == CommandLineOptions.generalTable.count {
+        lines += ["", "Trust, logins and requests (as in curl; environment: see README):"]
+      }
       lines.append("  " + synopsis + String(repeating: " ", count: column - synopsis.count) + spec.help)
     }
     lines += [
       "",
       "Options take values as '--opt VALUE', '--opt=VALUE', '-o VALUE' or '-oVALUE';",
       "'--' ends the options.",
+      "",
+      "Input files (-i FILE), aria2's format: one URL per line; '#' at the start of a line or",
+      "after a blank begins a comment. Indented NAME=VALUE lines below a URL apply to it alone:",
+    ]
+    let names = InputFile.options.map(\.synopsis)
+    let nameColumn = (names.map(\.count).max() ?? 0) + 2
+    for (option, name) in zip(InputFile.options, names) {
+      lines.append("  " + name + String(repeating: " ", count: nameColumn - name.count) + option.help)
+    }
+    lines += [
+      "A mistake in the file stops the run before any download, naming the line.",
       "",
       "Examples:",
       "  haul https://example.com/big.iso",

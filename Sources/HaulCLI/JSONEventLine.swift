@@ -160,7 +160,7 @@ enum JSONEventLine {
     return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
   }
 
-  private static func rounded(_ value: Double, places: Int) -> Double {
+  static func rounded(_ value: Double, places: Int) -> Double {
     guard value.isFinite else { return value }
     var scale = 1.0
     for _ in 0..<places { scale *= 10 }

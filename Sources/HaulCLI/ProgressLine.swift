@@ -61,6 +61,44 @@ enum ProgressLine {
     }
   }
 
+  /// The line of a download waiting to try again, in place of its speed and ETA:
+  /// `ubuntu.iso  retrying in 4 s: connection reset, attempt 2 of 10`. The reason is
+  /// shortened first, then the name, to fit `width - 1` columns.
+  static func waiting(name: String, seconds: Double, notice: RetryNotice, width: Int) -> String {
+    let available = max(1, width - 1)
+    let when = seconds > 0 ? "retrying in " + formatWait(seconds) : "retrying now"
+    let attempt = ", " + attemptText(notice)
+    var reason = sanitize(notice.reason.message)
+    var safeName = sanitize(name)
+    // Padding (to align a batch's lines) goes first when the name must be shortened.
+    if safeName.count > max(8, available / 3) {
+      while safeName.last == " " { safeName.removeLast() }
+    }
+    // The name takes up to a third of the line, less (down to 8) to leave the reason 12.
+    let fixed = when.count + 2 + attempt.count + (safeName.isEmpty ? 0 : 2)
+    var nameWidth = min(safeName.count, max(8, available / 3))
+    let shortfall = 12 - (available - fixed - nameWidth)
+    if shortfall > 0 { nameWidth = max(min(safeName.count, 8), nameWidth - shortfall) }
+    let prefix = safeName.isEmpty ? "" : truncate(safeName, to: nameWidth) + "  "
+    let room = available - prefix.count - when.count - 2 - attempt.count
+    if reason.count > room { reason = room >= 4 ? String(reason.prefix(room - 1)) + "…" : "" }
+    let line = prefix + when + (reason.isEmpty ? "" : ": " + reason) + attempt
+    return clip(line, to: available)
+  }
+
+  /// `attempt 2 of 10`: the attempt that comes next (`attempt 2` when there is no limit).
+  static func attemptText(_ notice: RetryNotice) -> String {
+    let next = notice.attempt == Int.max ? notice.attempt : notice.attempt + 1
+    return notice.maxAttempts == Int.max ? "attempt \(next)" : "attempt \(next) of \(notice.maxAttempts)"
+  }
+
+  /// `4 s` below a minute (rounded up, so that it reaches 0 only when the wait is over), else `1m02s`.
+  static func formatWait(_ seconds: Double) -> String {
+    guard seconds.isFinite, seconds > 0 else { return "0 s" }
+    let whole = seconds.rounded(.up)
+    return whole < 60 ? String(Int(whole)) + " s" : formatETA(whole)
+  }
+
   /// The plain progress line for logs (stderr not a terminal): no bar, no width limit.
   static func plain(name: String, progress: DownloadProgress) -> String {
     var parts: [String] = []

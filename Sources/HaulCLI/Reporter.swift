@@ -20,6 +20,8 @@ struct Reporter: Sendable {
 
   /// Shortest time between redraws of the terminal line.
   static let redrawInterval = 0.1
+  /// How often the terminal display is woken without an event (a retry's countdown).
+  static let tickInterval = 0.25
   /// Longest time between plain progress lines (they also appear at every 10%).
   static let plainInterval = 5.0
 
@@ -33,14 +35,17 @@ struct Reporter: Sendable {
   let displayPath: @Sendable (URL) -> String
   /// What an interrupted download left on disk (the events may lag behind it).
   let savedProgress: @Sendable (URL) -> SavedProgress?
+  /// The command's words for the library's hints.
+  let wording: CommandWording
 
   private(set) var file: URL?
-  private(set) var name: String?
-  private(set) var lastProgress: DownloadProgress?
+  /// The download as the display sees it (name, measured progress, a wait before a retry).
+  private var view: DownloadView
   private var startsSeen = 0
   private var lineShown = false
   private var lastDraw = -Double.infinity
-  private var tick = 0
+  /// Frames drawn, to move the bouncing bar of a download of unknown size.
+  private var frame = 0
   private var lastPlainTime = -Double.infinity
   private var lastPlainDecile = -1
 
@@ -49,8 +54,11 @@ struct Reporter: Sendable {
     now: @escaping @Sendable () -> Double,
     width: @escaping @Sendable () -> Int = { 80 },
     displayPath: @escaping @Sendable (URL) -> String = Reporter.relativePath,
-    savedProgress: @escaping @Sendable (URL) -> SavedProgress? = { SavedProgress.load(for: $0) }
+    savedProgress: @escaping @Sendable (URL) -> SavedProgress? = { SavedProgress.load(for: $0) },
+    label: String? = nil, wording: CommandWording = CommandWording()
   ) {
+    view = DownloadView(label: label)
+    self.wording = wording
     self.savedProgress = savedProgress
     self.style = style
     self.sink = sink
@@ -60,17 +68,17 @@ struct Reporter: Sendable {
   }
 
   mutating func handle(_ event: DownloadEvent) {
+    let event = wording.translate(event)
+    // Nothing after the end: the library may send one more progress tick after a failure.
+    guard view.record(event, at: now()) else { return }
+    if case .started(let start) = event { file = start.file }
     if style == .json {
       sink.stdout(JSONEventLine.encode(event) + "\n")
       if case .failed(let error) = event { sink.stderr(Self.errorText(error, held: heldAmount())) }
-      if case .started(let start) = event { file = start.file }
-      if case .progress(let progress) = event { lastProgress = progress }
       return
     }
     switch event {
     case .started(let start):
-      file = start.file
-      name = start.file.lastPathComponent
       startsSeen += 1
       if startsSeen == 1 {
         lastPlainTime = now()
@@ -81,17 +89,15 @@ struct Reporter: Sendable {
       } else if start.resumedFrom > 0 {
         message("resuming at " + Self.amount(start.resumedFrom, of: start.totalBytes))
       }
-    case .progress(let progress):
-      lastProgress = progress
-      showProgress(progress)
-    case .paused(let progress):
-      lastProgress = progress
-    case .resumed:
+    case .progress:
+      showProgress()
+    case .paused, .resumed:
       break
     case .restarted(let reason):
       message(ProgressLine.sanitize(reason) + "; starting over")
     case .retrying(let notice):
       message(Self.retryText(notice))
+      if !lineShown { draw() }  // The wait, in place of the speed and ETA.
     case .completed(let result):
       guard style != .quiet else { return }
       clearLine()
@@ -102,10 +108,16 @@ struct Reporter: Sendable {
     }
   }
 
+  /// The clock moved (a few times a second on a terminal): a wait's countdown is redrawn.
+  mutating func tick() {
+    guard style == .terminal, view.waiting != nil, !view.isFinished else { return }
+    draw()
+  }
+
   /// Bytes held and the total, from disk when possible, else from the last progress event.
   private func heldAmount() -> (bytes: Int64, total: Int64?)? {
     if let file, let saved = savedProgress(file) { return (saved.bytes, saved.totalBytes) }
-    return lastProgress.map { ($0.bytes, $0.totalBytes) }
+    return view.progress.map { ($0.bytes, $0.totalBytes) }
   }
 
   // MARK: - Texts
@@ -121,8 +133,7 @@ struct Reporter: Sendable {
 
   static func retryText(_ notice: RetryNotice) -> String {
     ProgressLine.sanitize(notice.reason.message) + "; retrying in "
-      + ProgressLine.formatFixed(notice.delay, decimals: 1)
-      + " s (attempt \(notice.attempt) of \(notice.maxAttempts))"
+      + ProgressLine.formatFixed(notice.delay, decimals: 1) + " s (" + ProgressLine.attemptText(notice) + ")"
   }
 
   /// `✓ saved ubuntu.iso (1.00 GiB in 12.3 s, 83.2 MiB/s)` and friends.
@@ -178,10 +189,11 @@ struct Reporter: Sendable {
     let redraw = lineShown
     clearLine()
     sink.stderr("haul: " + text + "\n")
-    if redraw, let lastProgress { draw(lastProgress) }
+    if redraw { draw() }
   }
 
-  private mutating func showProgress(_ progress: DownloadProgress) {
+  private mutating func showProgress() {
+    guard let progress = view.progress else { return }
     switch style {
     case .quiet, .json:
       return
@@ -190,22 +202,24 @@ struct Reporter: Sendable {
       let finished = progress.totalBytes.map { progress.bytes >= $0 } ?? false
       guard time - lastDraw >= Self.redrawInterval || finished else { return }
       lastDraw = time
-      tick += 1
-      draw(progress)
+      frame += 1
+      draw()
     case .plain:
+      // Nothing to name before the download has started (and nothing has arrived).
+      guard let name = view.name, view.waiting == nil else { return }
       if let total = progress.totalBytes, progress.bytes >= total { return }  // The summary follows.
       let time = now()
       let decile = progress.fraction.map { Int(($0 * 10).rounded(.down)) } ?? -1
       guard time - lastPlainTime >= Self.plainInterval || decile > lastPlainDecile else { return }
       lastPlainTime = time
       lastPlainDecile = max(lastPlainDecile, decile)
-      sink.stderr("haul: " + ProgressLine.plain(name: name ?? "", progress: progress) + "\n")
+      sink.stderr("haul: " + ProgressLine.plain(name: name, progress: progress) + "\n")
     }
   }
 
-  private mutating func draw(_ progress: DownloadProgress) {
-    guard style == .terminal else { return }
-    let line = ProgressLine.render(name: name ?? "", progress: progress, width: width(), tick: tick)
+  /// The terminal line: the progress, or the wait before the next attempt.
+  private mutating func draw() {
+    guard style == .terminal, let line = view.line(width: width(), at: now(), tick: frame) else { return }
     sink.stderr("\r" + line + Terminal.clearToEnd)
     lineShown = true
   }

@@ -1,3 +1,5 @@
+import Haul
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -11,16 +13,31 @@ enum Terminal {
   /// Whether standard error is a terminal.
   static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
+  /// Moves the cursor up `lines` lines (nothing for 0).
+  static func up(_ lines: Int) -> String { lines > 0 ? "\u{1B}[\(lines)A" : "" }
+  /// Clears from the cursor to the end of the screen.
+  static let clearBelow = "\u{1B}[J"
+
   /// Standard error's width in columns, or 80 when it cannot be told.
   static func stderrWidth() -> Int {
+    guard let size = stderrSize(), size.ws_col > 0 else { return 80 }
+    return Int(size.ws_col)
+  }
+
+  /// Standard error's height in lines, or 24 when it cannot be told.
+  static func stderrHeight() -> Int {
+    guard let size = stderrSize(), size.ws_row > 0 else { return 24 }
+    return Int(size.ws_row)
+  }
+
+  private static func stderrSize() -> winsize? {
     var size = winsize()
     #if canImport(Glibc)
       let request = UInt(TIOCGWINSZ)
     #else
       let request = TIOCGWINSZ
     #endif
-    guard ioctl(STDERR_FILENO, request, &size) == 0, size.ws_col > 0 else { return 80 }
-    return Int(size.ws_col)
+    return ioctl(STDERR_FILENO, request, &size) == 0 ? size : nil
   }
 
   /// Writes all of `text` to a file descriptor, retrying short writes and EINTR.
@@ -31,14 +48,16 @@ enum Terminal {
       guard let base = buffer.baseAddress else { return }
       while offset < buffer.count {
         #if canImport(Glibc)
-          let written = Glibc.write(descriptor, base + offset, buffer.count - offset)
+          let written = SystemCall.retryingEINTR {
+            Glibc.write(descriptor, base + offset, buffer.count - offset)
+          }
         #else
-          let written = Darwin.write(descriptor, base + offset, buffer.count - offset)
+          let written = SystemCall.retryingEINTR {
+            Darwin.write(descriptor, base + offset, buffer.count - offset)
+          }
         #endif
-        if written < 0 {
-          if errno == EINTR { continue }
-          return
-        }
+        // A terminal or pipe that is gone: nothing more can be shown.
+        guard written > 0 else { return }
         offset += written
       }
     }

@@ -16,12 +16,6 @@ import Testing
     let server = try TestServer()
     let bodies = Self.serve(6, on: server, seed: 80)
     let directory = try TemporaryDirectory()
-    let missing = try await CommandEndToEndTests.run(
-      ["-d", "out", server.url("/d/f0.bin"), server.url("/d/f1.bin")], in: directory.url)
-    #expect(missing.status == 3)
-    #expect(
-      missing.stderr.components(separatedBy: "does not exist").count == 2, "said once: \(missing.stderr)")
-    try FileManager.default.createDirectory(at: directory.file("out"), withIntermediateDirectories: false)
     let urls = (0..<6).map { server.url("/d/f\($0).bin") }
     let result = try await CommandEndToEndTests.run(["-j", "3", "-d", "out"] + urls, in: directory.url)
     #expect(result.status == 0, "\(result.stderr)")
@@ -39,7 +33,7 @@ import Testing
     let directory = try TemporaryDirectory()
     let list = [
       "# three files and a missing one", server.url("/d/f0.bin"), "", server.url("/nope.bin"),
-      "  " + server.url("/d/f1.bin") + "  ", server.url("/d/f2.bin"),
+      server.url("/d/f1.bin") + "  ", server.url("/d/f2.bin"),
     ].joined(separator: "\n")
     try Data(list.utf8).write(to: directory.file("urls.txt"))
     let result = try await CommandEndToEndTests.run(["-i", "urls.txt"], in: directory.url)
@@ -57,6 +51,115 @@ import Testing
       ["-q", server.url("/d/f0.bin"), server.url("/d/f1.bin")], in: directory.url)
     #expect(again.status == 0 && again.stderr.isEmpty)
     #expect(server.bodyBytesSent(for: "/d/f0.bin") == sentBefore)
+  }
+
+  @Test func inputFileCommentsAndPerLineOptions() async throws {
+    let server = try TestServer()
+    let bodies = Self.serve(3, on: server, seed: 120)
+    server.setResource(
+      "/secret", TestResource(body: bodies[0], faults: TestFaults(requireAuthorization: "Bearer x")))
+    let directory = try TemporaryDirectory()
+    let wrong = "sha-256=" + String(repeating: "0", count: 64)
+    let list = """
+      # aria2's format: options on indented lines below their URL
+      \(server.url("/d/f0.bin"))   # a comment after the URL
+      \(server.url("/d/f1.bin"))
+        out=renamed.bin
+        dir=sub/deeper
+        split=2
+        max-download-limit=10M
+      \(server.url("/secret"))\t# sent with its own header
+        header=Authorization: Bearer x
+      \(server.url("/d/f2.bin"))
+        checksum=\(wrong)
+      """
+    try Data(list.utf8).write(to: directory.file("urls.txt"))
+    let result = try await CommandEndToEndTests.run(["-i", "urls.txt"], in: directory.url)
+    #expect(result.status == 9, "\(result.stderr)")
+    #expect(server.requests(for: "/d/f0.bin").allSatisfy { $0.path == "/d/f0.bin" }, "\(server.requests)")
+    do {
+      let same = CommandEndToEndTests.holds(directory.file("f0.bin"), bodies[0])
+      #expect(same, "f0.bin differs")
+    }
+    do {
+      let same = CommandEndToEndTests.holds(directory.file("sub/deeper/renamed.bin"), bodies[1])
+      #expect(same, "renamed.bin differs")
+    }
+    #expect(!directory.exists("f1.bin"))
+    do {
+      let same = CommandEndToEndTests.holds(directory.file("secret"), bodies[0])
+      #expect(same, "secret differs")
+    }
+    #expect(server.requests(for: "/secret").allSatisfy { $0.header("Authorization") == "Bearer x" })
+    #expect(server.requests(for: "/d/f0.bin").allSatisfy { $0.header("Authorization") == nil })
+    #expect(result.stderr.contains("f2.bin: sha-256 mismatch"), "\(result.stderr)")
+    #expect(!directory.exists("f2.bin"))
+    #expect(result.stderr.contains("haul: 4 URLs: 3 done, 1 failed"))
+  }
+
+  @Test func aMistakeInTheInputFileStopsBeforeAnyDownload() async throws {
+    let server = try TestServer()
+    _ = Self.serve(2, on: server, seed: 130)
+    let directory = try TemporaryDirectory()
+    let list = "\(server.url("/d/f0.bin"))\n  out=first.bin\n\(server.url("/d/f1.bin"))\n  bogus=1\n"
+    try Data(list.utf8).write(to: directory.file("urls.txt"))
+    for arguments in [["-i", "urls.txt"], ["-d", "new", "-i", "urls.txt"]] {
+      let result = try await CommandEndToEndTests.run(arguments, in: directory.url)
+      #expect(result.status == 2)
+      #expect(
+        result.stderr.hasPrefix("haul: urls.txt:4: unknown option 'bogus' (haul takes out, dir, checksum, "),
+        "\(result.stderr)")
+      #expect(result.stderr.hasSuffix("\nTry 'haul --help'.\n"))
+    }
+    #expect(server.requests.isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["urls.txt"])
+  }
+
+  @Test func twoURLsForOneFileAreRefusedOrNumbered() async throws {
+    let server = try TestServer()
+    let first = TestResource.random(size: 40_000, seed: 140)
+    let second = TestResource.random(size: 60_000, seed: 141)
+    server.setResource("/small.bin", TestResource(body: first, etag: "\"a\""))
+    server.setResource("/slow/small.bin", TestResource(body: second, etag: "\"b\""))
+    let directory = try TemporaryDirectory()
+    let list = server.url("/small.bin") + "\n" + server.url("/slow/small.bin") + "\n"
+    try Data(list.utf8).write(to: directory.file("urls.txt"))
+
+    let refused = try await CommandEndToEndTests.run(["-d", "isos", "-i", "urls.txt"], in: directory.url)
+    #expect(refused.status == 2, "\(refused.stderr)")
+    #expect(
+      refused.stderr == """
+        haul: 2 URLs would be saved as isos/small.bin:
+        haul:   \(server.url("/small.bin"))
+        haul:   \(server.url("/slow/small.bin"))
+        haul: give each its own name (out= in an input file), or --auto-rename to number the later ones (small.1.bin)
+
+        """)
+    #expect(server.requests.isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["urls.txt"])
+
+    let numbered = try await CommandEndToEndTests.run(
+      ["--auto-rename", "-d", "isos", "-i", "urls.txt"], in: directory.url)
+    #expect(numbered.status == 0, "\(numbered.stderr)")
+    #expect(
+      numbered.stderr.hasPrefix(
+        "haul: saving \(server.url("/slow/small.bin")) as isos/small.1.bin (--auto-rename: "
+          + "\(server.url("/small.bin")) has the name)\n"), "\(numbered.stderr)")
+    do {
+      let same = CommandEndToEndTests.holds(directory.file("isos/small.bin"), first)
+      #expect(same, "small.bin differs")
+    }
+    do {
+      let same = CommandEndToEndTests.holds(directory.file("isos/small.1.bin"), second)
+      #expect(same, "small.1.bin differs")
+    }
+    // The same command finds both files complete again.
+    let sent = server.bodyBytesSent
+    let again = try await CommandEndToEndTests.run(
+      ["--auto-rename", "-d", "isos", "-i", "urls.txt"], in: directory.url)
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(again.stderr.components(separatedBy: "is already complete").count == 3, "\(again.stderr)")
+    #expect(server.bodyBytesSent == sent)
   }
 
   @Test func jsonLinesNameTheirSource() async throws {
@@ -83,7 +186,8 @@ import Testing
     }
     let directory = try TemporaryDirectory()
     let urls = (0..<3).map { server.url("/s\($0)") }
-    let haul = try CommandEndToEndTests.HaulProcess(["-x", "1", "--timeout", "60"] + urls, in: directory.url)
+    let haul = try CommandEndToEndTests.HaulProcess(
+      ["-x", "1", "--timeout", "600"] + urls, in: directory.url)
     for index in 0..<3 {
       try await CommandEndToEndTests.waitForState(directory.file("s\(index).haul"), of: haul)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulTestSupport
 import Testing
 
 /// Runs the built `haul` executable. End-to-end downloads live elsewhere; these check that the
@@ -43,29 +44,17 @@ struct BinaryTests {
 
   private func run(_ arguments: [String]) throws -> Outcome {
     let binary = try #require(Self.binary, "the haul executable was not found; build it or set HAUL_BINARY")
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
-    let stdout = Pipe()
-    let stderr = Pipe()
-    process.standardOutput = stdout
-    process.standardError = stderr
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // Read both pipes before waiting so that a full pipe cannot block the child.
-    let (outData, errData) = (
-      stdout.fileHandleForReading.readDataToEndOfFile(), stderr.fileHandleForReading.readDataToEndOfFile()
-    )
-    process.waitUntilExit()
-    return Outcome(
-      status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-      stderr: String(decoding: errData, as: UTF8.self))
+    let output = try Subprocess.capture(binary.path, arguments)
+    return Outcome(status: output.termination.status, stdout: output.stdoutText, stderr: output.stderrText)
   }
 
   @Test func version() throws {
     let outcome = try run(["--version"])
     #expect(outcome.status == 0)
-    #expect(outcome.stdout == "haul \(Haul.version)\n")
+    let lines = outcome.stdout.split(separator: "\n")
+    #expect(lines.first == "haul \(HaulLibrary.version)")
+    #expect(lines.contains { $0.hasPrefix("libcurl/") })
+    #expect(lines.contains { $0.hasPrefix("OpenSSL ") })
     #expect(outcome.stderr.isEmpty)
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Haul
 import Testing
 
 @testable import HaulCLI
@@ -86,6 +87,9 @@ struct CommandLineOptionsTests {
   @Test func retriesAndTimeout() throws {
     #expect(try options(["--retries", "3", "u"]).downloadOptions.maxAttemptsWithoutProgress == 3)
     #expect(try options(["--retries=1", "u"]).retries == 1)
+    // inf is no limit (the library's Int.max).
+    #expect(try options(["--retries=inf", "u"]).downloadOptions.maxAttemptsWithoutProgress == Int.max)
+    #expect(try options(["--retries=INF", "u"]).retries == Int.max)
     #expect(try options(["--timeout", "2.5", "u"]).downloadOptions.stallTimeout == 2.5)
     #expect(try options(["--timeout=10", "u"]).timeout == 10)
     #expect(try options(["--timeout=.5", "u"]).timeout == 0.5)
@@ -197,8 +201,9 @@ struct CommandLineOptionsTests {
       (["--limit-rate", "12Q", "u"], "--limit-rate: '12Q' is not a rate (examples: 500K, 2M)"),
       (["--limit-rate=0", "u"], "--limit-rate: '0' is not a rate (examples: 500K, 2M)"),
       (["--limit-rate=-5K", "u"], "--limit-rate: '-5K' is not a rate (examples: 500K, 2M)"),
-      (["--retries", "0", "u"], "--retries: '0' is not a whole number of at least 1"),
-      (["--retries=1.5", "u"], "--retries: '1.5' is not a whole number of at least 1"),
+      (["--retries", "-1", "u"], "--retries: '-1' is not a whole number (0: no retries) or inf"),
+      (["--retries=1.5", "u"], "--retries: '1.5' is not a whole number (0: no retries) or inf"),
+      (["--retries=infinity", "u"], "--retries: 'infinity' is not a whole number (0: no retries) or inf"),
       (["--timeout", "0", "u"], "--timeout: '0' is not a positive number of seconds"),
       (["--timeout=-1", "u"], "--timeout: '-1' is not a positive number of seconds"),
       (["--timeout=inf", "u"], "--timeout: 'inf' is not a positive number of seconds"),
@@ -245,6 +250,10 @@ struct CommandLineOptionsTests {
     for spec in table {
       #expect(HelpText.text.contains("--" + spec.long))
     }
+    for option in InputFile.options {
+      #expect(HelpText.text.contains("\n  " + option.name + "=" + option.valueName + " "))
+      #expect(!option.help.isEmpty)
+    }
   }
 
   @Test func helpTextHasExamplesAndExitCodes() {
@@ -281,15 +290,6 @@ struct CommandLineOptionsTests {
     let listed = try options(["--input-file", "urls.txt"])
     #expect(listed.urls.isEmpty && listed.inputFile == "urls.txt" && listed.isBatch)
     #expect(try !options(["a"]).isBatch)
-    let text = "# mirrors\nhttp://h/a\n\n  http://h/b  \r\n#http://h/c\n"
-    #expect(BatchDownload.urls(inList: text) == ["http://h/a", "http://h/b"])
-    #expect(
-      try BatchDownload.allURLs(try options(["x", "-i", "-"]), readStandardInput: { Data(text.utf8) })
-        == ["x", "http://h/a", "http://h/b"])
-    #expect(throws: UsageError.self) {
-      try BatchDownload.allURLs(try options(["-i", "-"]), readStandardInput: { Data("# none\n".utf8) })
-    }
-    #expect(throws: UsageError.self) { try BatchDownload.allURLs(try options(["-i", "/nonexistent/urls"])) }
   }
 
   @Test func aBatchExitsWithItsFirstFailure() {

@@ -136,9 +136,13 @@ struct CrashTrialTests {
       directory.contents("big.bin"), equal: body, "trial \(seed): the finished file differs from the source")
     expectOnlyResult(in: directory, name: "big.bin")
     #expect(final.event("started")?["resumed_from"] == String(claims.last ?? 0))
-    // Every run after the first that found bytes asked for the rest, with the validator.
+    // Every run that found bytes and got as far as a request asked for the rest, with the validator
+    // (a run killed before its request was sent asks nothing); the final run always asks.
     let resumes = server.requests(for: "/big.bin").filter { $0.header("Range") != nil }
-    if connections == 1 { #expect(resumes.count == claims.filter { $0 > 0 }.count) }
+    if connections == 1 {
+      #expect(resumes.count <= claims.filter { $0 > 0 }.count)
+      if (claims.last ?? 0) > 0 { #expect(resumes.count >= 1) }
+    }
     #expect(resumes.allSatisfy { $0.header("If-Range") == etag && $0.status == 206 })
     return Trial(
       seed: seed, kills: killsPerTrial, claims: claims, bodyBytesSent: server.bodyBytesSent(for: "/big.bin"))

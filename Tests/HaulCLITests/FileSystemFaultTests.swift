@@ -47,12 +47,16 @@ final class TmpfsMount: Sendable {
 /// with exit status 3, say what and where, and lose nothing.
 @Suite("file-system faults")
 struct FileSystemFaultTests {
-  static func serve(_ size: Int, seed: UInt64, bytesPerSecond: Int? = nil) throws -> (TestServer, [UInt8]) {
+  static func serve(
+    _ size: Int, seed: UInt64, bytesPerSecond: Int? = nil, chunked: Bool = false
+  ) throws -> (TestServer, [UInt8]) {
     let body = TestResource.random(size: size, seed: seed)
     let server = try TestServer()
     server.setResource(
       "/file.bin",
-      TestResource(body: body, etag: "\"fs\(seed)\"", faults: TestFaults(bytesPerSecond: bytesPerSecond)))
+      TestResource(
+        body: body, etag: "\"fs\(seed)\"",
+        faults: TestFaults(chunked: chunked, bytesPerSecond: bytesPerSecond)))
     return (server, body)
   }
 
@@ -61,7 +65,9 @@ struct FileSystemFaultTests {
     // At 4 MB/s the 2 MiB disk fills in about half a second: periodic checkpoints (every 0.25 s)
     // land before it is full. Once it is full not even the sidecar can be rewritten, so the bytes
     // after the last checkpoint are fetched again (unthrottled, the claim is often just 16 KiB).
-    let (server, body) = try Self.serve(4 << 20, seed: 21, bytesPerSecond: 4_000_000)
+    // Chunked, so the size is unknown up front: with it Haul would refuse before the body
+    // ("needs 4 MiB, 2 MiB free"), and the disk would never fill.
+    let (server, body) = try Self.serve(4 << 20, seed: 21, bytesPerSecond: 4_000_000, chunked: true)
     defer { server.stop() }
     let mount = try TmpfsMount(options: "size=2m")
     let target = mount.file("file.bin")
@@ -113,26 +119,68 @@ struct FileSystemFaultTests {
   }
 
   @Test func missingDirectory() async throws {
-    let (server, _) = try Self.serve(100_000, seed: 23)
+    let (server, body) = try Self.serve(100_000, seed: 23)
     defer { server.stop() }
     let directory = try TemporaryDirectory()
     let missing = directory.file("no/such/dir")
 
+    // -o names a file: its directory must exist (as with curl -o and wget -O).
     let output = try await HaulBinary.run([
       "-o", missing.appendingPathComponent("file.bin").path, server.url("/file.bin"),
     ])
     #expect(output.status == 3, "\(output)")
     #expect(output.stderr.contains("does not exist") && output.stderr.contains(missing.path), "\(output)")
-
-    let intoDirectory = try await HaulBinary.run(["-d", missing.path, server.url("/file.bin")])
-    #expect(intoDirectory.status == 3, "\(intoDirectory)")
-    #expect(
-      intoDirectory.stderr.contains("does not exist") && intoDirectory.stderr.contains(missing.path),
-      "\(intoDirectory)")
     #expect(
       try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty,
       "nothing may be created")
     #expect(server.requests.isEmpty, "no request is needed to know the directory is missing")
+
+    // -d names a directory: it is created with its parents, as the README's `haul -d isos URL…` expects.
+    let intoDirectory = try await HaulBinary.run(["-q", "-d", missing.path + "/", server.url("/file.bin")])
+    #expect(intoDirectory.status == 0, "\(intoDirectory)")
+    expectBytes(FileManager.default.contents(atPath: missing.path + "/file.bin").map(Array.init), equal: body)
+
+    let batch = directory.file("isos")
+    let several = try await HaulBinary.run([
+      "-q", "-d", batch.path, server.url("/file.bin"), server.url("/other.bin"),
+    ])
+    #expect(several.status == 8, "\(several)")  // other.bin is 404; file.bin arrives.
+    expectBytes(FileManager.default.contents(atPath: batch.path + "/file.bin").map(Array.init), equal: body)
+  }
+
+  @Test func directoryThatIsAFile() async throws {
+    let (server, _) = try Self.serve(100_000, seed: 26)
+    defer { server.stop() }
+    let directory = try TemporaryDirectory()
+    let file = directory.file("isos")
+    try Data("not a directory\n".utf8).write(to: file)
+
+    for urls in [[server.url("/file.bin")], [server.url("/file.bin"), server.url("/other.bin")]] {
+      let outcome = try await HaulBinary.run(["-d", file.path] + urls)
+      #expect(outcome.status == 3, "\(outcome)")
+      #expect(
+        outcome.stderr.hasPrefix("haul: \(file.path) is not a directory (it is a regular file)\n"),
+        "\(outcome)")
+      #expect(outcome.stderr.components(separatedBy: "not a directory").count == 2, "said once: \(outcome)")
+    }
+    let below = try await HaulBinary.run(["-d", file.path + "/sub", server.url("/file.bin")])
+    #expect(below.status == 3, "\(below)")
+    #expect(below.stderr.contains("\(file.path)/sub") && below.stderr.contains("ot a directory"), "\(below)")
+    #expect(server.requests.isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["isos"])
+  }
+
+  @Test func unreadableInputFileIsAFileError() async throws {
+    let directory = try TemporaryDirectory()
+    let missing = directory.file("nonexistent/urls.txt").path
+    let outcome = try await HaulBinary.run(["-i", missing])
+    #expect(outcome.status == 3, "\(outcome)")
+    #expect(
+      outcome.stderr == "haul: cannot read the input file \(missing): No such file or directory\n",
+      "\(outcome)")
+    let json = try await HaulBinary.run(["--json", "-i", missing])
+    #expect(json.status == 3)
+    #expect(json.event("failed")?["category"] == "file_system", "\(json)")
   }
 
   @Test func targetIsAnExistingDirectory() async throws {

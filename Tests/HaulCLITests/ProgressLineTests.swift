@@ -160,3 +160,42 @@ struct ProgressLineTests {
       ProgressLine.plain(name: "s", progress: Fixtures.progress(5, of: nil, speed: 0)) == "s 5 B, 0 B/s")
   }
 }
+
+@Suite("Waiting line")
+struct WaitingLineTests {
+  let reason = HaulError(
+    .network, "cannot connect: Failed to connect to 127.0.0.1 port 1: Couldn't connect to server")
+
+  @Test func saysWhatItWaitsFor() {
+    let notice = Fixtures.retry(
+      attempt: 1, max: 10, delay: 4, reason: HaulError(.network, "connection reset"))
+    #expect(
+      ProgressLine.waiting(name: "ubuntu.iso", seconds: 3.2, notice: notice, width: 80)
+        == "ubuntu.iso  retrying in 4 s: connection reset, attempt 2 of 10")
+    #expect(
+      ProgressLine.waiting(name: "", seconds: 0, notice: notice, width: 80)
+        == "retrying now: connection reset, attempt 2 of 10")
+    #expect(
+      ProgressLine.waiting(name: "a", seconds: 125, notice: notice, width: 80)
+        == "a  retrying in 2m05s: connection reset, attempt 2 of 10")
+  }
+
+  @Test(arguments: [10, 20, 40, 60, 80, 200])
+  func fitsTheWidth(width: Int) {
+    let notice = Fixtures.retry(attempt: 9, max: 10, delay: 30, reason: reason)
+    for name in ["x", "ubuntu-24.04.1-desktop-amd64-with-a-very-long-name.iso", "padded      "] {
+      let line = ProgressLine.waiting(name: name, seconds: 30, notice: notice, width: width)
+      #expect(line.count <= width - 1, "\(line)")
+      if width >= 60 {
+        #expect(line.contains("retrying in 30 s: cannot") && line.hasSuffix(", attempt 10 of 10"))
+      }
+    }
+  }
+
+  @Test func attempts() {
+    #expect(ProgressLine.attemptText(Fixtures.retry(attempt: 1, max: 2, reason: reason)) == "attempt 2 of 2")
+    #expect(ProgressLine.attemptText(Fixtures.retry(attempt: 3, max: Int.max, reason: reason)) == "attempt 4")
+    #expect(ProgressLine.formatWait(0.2) == "1 s" && ProgressLine.formatWait(59) == "59 s")
+    #expect(ProgressLine.formatWait(61) == "1m01s" && ProgressLine.formatWait(-1) == "0 s")
+  }
+}

@@ -53,8 +53,92 @@ struct ReporterTests {
       .retrying(
         Fixtures.retry(attempt: 3, max: 10, delay: 2, reason: HaulError(.network, "connection reset"))))
     let after = String(capture.stderr.dropFirst(before))
+    // The message goes above; the line says what it waits for instead of the last speed and ETA.
     #expect(
-      after.hasPrefix("\r\u{1B}[Khaul: connection reset; retrying in 2.0 s (attempt 3 of 10)\n\rubuntu.iso"))
+      after
+        == "\r\u{1B}[Khaul: connection reset; retrying in 2.0 s (attempt 4 of 10)\n"
+        + "\rubuntu.iso  retrying in 2 s: connection r…, attempt 4 of 10\u{1B}[K")
+  }
+
+  @Test func theWaitCountsDownAndTheProgressComesBackAfterIt() {
+    let capture = OutputCapture()
+    let clock = FakeClock()
+    var reporter = reporter(.terminal, capture, clock)
+    reporter.handle(.started(Fixtures.start(total: 100 * mib)))
+    reporter.handle(.progress(Fixtures.progress(10 * mib, of: 100 * mib, speed: 1e6)))
+    reporter.handle(
+      .retrying(Fixtures.retry(attempt: 1, max: 5, delay: 3.5, reason: HaulError(.network, "reset"))))
+    var frames: [String] = []
+    for _ in 0..<4 {
+      clock.advance(1)
+      let before = capture.stderr.count
+      reporter.tick()
+      frames.append(String(capture.stderr.dropFirst(before)))
+    }
+    #expect(
+      frames == [
+        "\rubuntu.iso  retrying in 3 s: reset, attempt 2 of 5\u{1B}[K",
+        "\rubuntu.iso  retrying in 2 s: reset, attempt 2 of 5\u{1B}[K",
+        "\rubuntu.iso  retrying in 1 s: reset, attempt 2 of 5\u{1B}[K",
+        "\rubuntu.iso  retrying now: reset, attempt 2 of 5\u{1B}[K",
+      ])
+    reporter.handle(.progress(Fixtures.progress(11 * mib, of: 100 * mib, speed: 1e6)))
+    #expect(capture.stderr.hasSuffix("11.0 MiB / 100 MiB  977 KiB/s  ETA 1m34s\u{1B}[K"), "\(capture.stderr)")
+    let before = capture.stderr.count
+    reporter.tick()  // Nothing to count down any more.
+    #expect(capture.stderr.count == before)
+    // Unlimited retries (--retries inf) say no "of".
+    let unlimited = Fixtures.retry(attempt: 7, max: Int.max, delay: 60, reason: HaulError(.network, "reset"))
+    #expect(Reporter.retryText(unlimited) == "reset; retrying in 60.0 s (attempt 8)")
+  }
+
+  @Test func aWaitBeforeTheStartIsNamedByTheExpectedFile() {
+    let capture = OutputCapture()
+    var reporter = Reporter(
+      style: .terminal, sink: capture.sink, now: { 0 }, width: { 80 }, savedProgress: { _ in nil },
+      label: "x.iso")
+    reporter.handle(
+      .retrying(Fixtures.retry(attempt: 1, max: 3, delay: 1, reason: HaulError(.network, "refused"))))
+    #expect(capture.stderr.hasSuffix("\rx.iso  retrying in 1 s: refused, attempt 2 of 3\u{1B}[K"))
+  }
+
+  @Test func nothingAfterTheEnd() {
+    for style in [Reporter.Style.terminal, .plain, .json] {
+      let capture = OutputCapture()
+      let clock = FakeClock()
+      var reporter = reporter(style, capture, clock)
+      reporter.handle(.failed(HaulError(.protocol, "too many redirects")))
+      let before = (capture.stderr, capture.stdout)
+      clock.advance(6)
+      reporter.handle(.progress(Fixtures.progress(0, of: nil)))
+      reporter.tick()
+      #expect(capture.stderr == before.0 && capture.stdout == before.1, "\(style)")
+      #expect(!capture.stderr.contains(" 0 B/s"))
+    }
+  }
+
+  @Test func plainLinesNeedAStartedDownloadAndShowAMeasuredSpeed() {
+    let capture = OutputCapture()
+    let clock = FakeClock()
+    var reporter = reporter(.plain, capture, clock)
+    // A progress tick while connecting (the file is known from -o): no line without a name.
+    clock.advance(6)
+    reporter.handle(.progress(Fixtures.progress(0, of: nil)))
+    #expect(capture.stderr.isEmpty)
+    reporter.handle(.started(Fixtures.start(resumedFrom: 100 * mib, total: 1000 * mib)))
+    clock.advance(0.5)
+    // The library's first tick has no rate yet (one sample): the display measures one.
+    reporter.handle(.progress(Fixtures.progress(200 * mib, of: 1000 * mib, speed: 0)))
+    #expect(
+      capture.stderr.hasSuffix("haul: ubuntu.iso 20%, 200 MiB of 0.98 GiB, 200 MiB/s, ETA 4s\n"),
+      "\(capture.stderr)")
+    clock.advance(1)
+    reporter.handle(.progress(Fixtures.progress(300 * mib, of: 1000 * mib, speed: 100 * 1_048_576)))
+    #expect(capture.stderr.hasSuffix("haul: ubuntu.iso 30%, 300 MiB of 0.98 GiB, 100 MiB/s, ETA 7s\n"))
+    // Once the library measures, its 0 means a stall.
+    clock.advance(1)
+    reporter.handle(.progress(Fixtures.progress(400 * mib, of: 1000 * mib, speed: 0)))
+    #expect(capture.stderr.hasSuffix("haul: ubuntu.iso 40%, 400 MiB of 0.98 GiB, 0 B/s\n"))
   }
 
   @Test func completionReplacesTheLine() {
@@ -160,8 +244,11 @@ struct ReporterTests {
     reporter.handle(.restarted(reason: "changed"))
     reporter.handle(.completed(Fixtures.result()))
     #expect(capture.stderr.isEmpty && capture.stdout.isEmpty)
-    reporter.handle(.failed(HaulError(.tls, "certificate expired")))
-    #expect(capture.stderr == "haul: certificate expired\n")
+    let failing = OutputCapture()
+    var other = self.reporter(.quiet, failing, FakeClock())
+    other.handle(.started(Fixtures.start()))
+    other.handle(.failed(HaulError(.tls, "certificate expired")))
+    #expect(failing.stderr == "haul: certificate expired\n")
   }
 
   @Test func jsonWritesOnlyJSONToStdout() throws {

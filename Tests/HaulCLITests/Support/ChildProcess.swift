@@ -43,75 +43,42 @@ struct ProcessOutcome: Sendable, CustomStringConvertible {
 
 /// A child process whose output goes to files (no pipe can fill up and block it), which can be
 /// signalled at any moment, and which is awaited without blocking a thread of the test pool.
-final class ChildProcess: @unchecked Sendable {
-  // `Process` is used only by `start` (before anything else sees it) and through its thread-safe getters.
-  private let process: Process
+final class ChildProcess: Sendable {
+  private let child: Subprocess
   private let outputs: TemporaryDirectory
-  private let ended: AsyncStream<Void>
 
-  var pid: Int32 { process.processIdentifier }
+  var pid: Int32 { child.pid }
 
-  private init(process: Process, outputs: TemporaryDirectory, ended: AsyncStream<Void>) {
-    self.process = process
+  private init(child: Subprocess, outputs: TemporaryDirectory) {
+    self.child = child
     self.outputs = outputs
-    self.ended = ended
   }
 
+  /// Starts `executable`; `environment` is added to this process's. A server that forks
+  /// workers (nginx) starts with `newSession`, so `signalGroup` reaches them all.
   static func start(
     _ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
-    currentDirectory: URL? = nil
+    currentDirectory: URL? = nil, newSession: Bool = false
   ) throws -> ChildProcess {
     let outputs = try TemporaryDirectory()
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let environment {
-      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    }
-    if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-    _ = FileManager.default.createFile(atPath: outputs.file("stdout").path, contents: nil)
-    _ = FileManager.default.createFile(atPath: outputs.file("stderr").path, contents: nil)
-    process.standardOutput = try FileHandle(forWritingTo: outputs.file("stdout"))
-    process.standardError = try FileHandle(forWritingTo: outputs.file("stderr"))
-    process.standardInput = FileHandle.nullDevice
-    let (ended, continuation) = AsyncStream<Void>.makeStream()
-    process.terminationHandler = { _ in
-      continuation.yield()
-      continuation.finish()
-    }
-    try spawnWithDefaultSignals(process)
-    return ChildProcess(process: process, outputs: outputs, ended: ended)
-  }
-
-  /// `process.run()` on a fresh thread whose signal mask is empty. Swift concurrency runs tests on
-  /// libdispatch workers, which block most signals; a child spawned from one inherits that mask and
-  /// would never see SIGTERM or SIGINT (lighttpd then cannot be stopped, `haul` cannot be interrupted).
-  static func spawnWithDefaultSignals(_ process: Process) throws {
-    final class Box: @unchecked Sendable {
-      let process: Process
-      var error: (any Error)?
-      let done = DispatchSemaphore(value: 0)
-      init(_ process: Process) { self.process = process }
-    }
-    let box = Box(process)
-    let thread = Thread {
-      var empty = sigset_t()
-      sigemptyset(&empty)
-      pthread_sigmask(SIG_SETMASK, &empty, nil)
-      do { try box.process.run() } catch { box.error = error }
-      box.done.signal()
-    }
-    thread.start()
-    box.done.wait()
-    if let error = box.error { throw error }
+    let stdout = try OutputFile(outputs.file("stdout").path)
+    let stderr = try OutputFile(outputs.file("stderr").path)
+    let child = try Subprocess.spawn(
+      executable.path, arguments,
+      environment: environment.map { ProcessInfo.processInfo.environment.merging($0) { $1 } },
+      currentDirectory: currentDirectory?.path, stdout: stdout.descriptor, stderr: stderr.descriptor,
+      newSession: newSession)
+    return ChildProcess(child: child, outputs: outputs)
   }
 
   /// Sends `signal` (SIGKILL by default) unless the process has already ended.
-  func signal(_ number: Int32 = SIGKILL) {
-    if process.isRunning { kill(process.processIdentifier, number) }
-  }
+  func signal(_ number: Int32 = SIGKILL) { child.signal(number) }
 
-  var isRunning: Bool { process.isRunning }
+  var isRunning: Bool { child.isRunning }
+
+  /// Sends `number` to every process of the child's session (started with `newSession`): a
+  /// server's workers that outlived their master are not left running after the test.
+  func signalGroup(_ number: Int32) { kill(-child.pid, number) }
 
   /// Sends `signal` after `seconds`, timed on a thread of its own: the test pool can be starved
   /// by other suites on a small machine, and a late kill would land after the download finished.
@@ -123,17 +90,12 @@ final class ChildProcess: @unchecked Sendable {
     thread.start()
   }
 
-  /// Waits for the end (only one caller may wait).
+  /// Waits for the end, with everything the child wrote.
   func wait() async -> ProcessOutcome {
-    for await _ in ended {}
-    // Foundation may call the termination handler a moment before `isRunning` turns false,
-    // and reading the status of a running process traps.
-    while process.isRunning { try? await Task.sleep(for: .milliseconds(2)) }
+    let end = await child.termination()
     let stdout = (try? String(contentsOf: outputs.file("stdout"), encoding: .utf8)) ?? ""
     let stderr = (try? String(contentsOf: outputs.file("stderr"), encoding: .utf8)) ?? ""
-    return ProcessOutcome(
-      status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
-      stdout: stdout, stderr: stderr)
+    return ProcessOutcome(status: end.status, signaled: end.signaled, stdout: stdout, stderr: stderr)
   }
 }
 
@@ -163,21 +125,10 @@ enum TestEnvironment {
   /// Runs a tool to its end (blocking; for quick setup commands like `mount` and `openssl`).
   @discardableResult
   static func runTool(_ path: String, _ arguments: [String]) throws -> ProcessOutcome {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = try TemporaryDirectory()
-    _ = FileManager.default.createFile(atPath: output.file("out").path, contents: nil)
-    _ = FileManager.default.createFile(atPath: output.file("err").path, contents: nil)
-    process.standardOutput = try FileHandle(forWritingTo: output.file("out"))
-    process.standardError = try FileHandle(forWritingTo: output.file("err"))
-    process.standardInput = FileHandle.nullDevice
-    try ChildProcess.spawnWithDefaultSignals(process)
-    process.waitUntilExit()
+    let output = try Subprocess.capture(path, arguments)
     return ProcessOutcome(
-      status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
-      stdout: (try? String(contentsOf: output.file("out"), encoding: .utf8)) ?? "",
-      stderr: (try? String(contentsOf: output.file("err"), encoding: .utf8)) ?? "")
+      status: output.termination.status, signaled: output.termination.signaled, stdout: output.stdoutText,
+      stderr: output.stderrText)
   }
 
   /// A port on 127.0.0.1 that was free a moment ago (for servers that need one in their config).

@@ -46,6 +46,9 @@ final class RealServer: Sendable {
   let tlsPort: Int?
   private let process: ChildProcess
 
+  /// A test that failed before `stop()` leaves no server (nor its workers) running.
+  deinit { if process.isRunning { process.signalGroup(SIGKILL) } }
+
   var root: URL { prefix.file("root") }
 
   private init(
@@ -104,7 +107,7 @@ final class RealServer: Sendable {
         case .lighttpd:
           ["-D", "-f", configFile.path]
         }
-      let process = try ChildProcess.start(binary, arguments)
+      let process = try ChildProcess.start(binary, arguments, newSession: true)
       let ports = [port, slowPort] + (tlsPort.map { [$0] } ?? [])
       // Wait until it listens or exits (no wall-time assertion: a generous deadline only bounds a hang).
       let deadline = ContinuousClock.now + .seconds(30)
@@ -186,6 +189,7 @@ final class RealServer: Sendable {
     }
     let outcome = await process.wait()
     watchdog.cancel()
+    process.signalGroup(SIGKILL)  // workers the master left behind
     return outcome
   }
 

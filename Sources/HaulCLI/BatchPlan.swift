@@ -1,0 +1,118 @@
+import FoundationEssentials
+import Haul
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// One download of a batch: where from, where to and how, decided before any download starts.
+struct DownloadJob: Sendable {
+  /// The URL as given (JSON's `source`, and messages until the file's name is known).
+  let source: String
+  let destination: DownloadDestination
+  let options: DownloadOptions
+  /// The directory the file goes into, as the user spelled it (`isos`, `isos/debian`).
+  let directory: String
+}
+
+/// Everything a batch does, worked out and checked before the first request: the command
+/// line's URLs, then the input file's with their option lines; the directories they write into
+/// exist afterwards.
+enum BatchPlan {
+  /// The jobs, and those given numbered names (`--auto-rename`).
+  ///
+  /// - Throws: `.fileSystem` when the input file cannot be read or a directory cannot be made;
+  ///   `.invalidInput` for a mistake in the input file (naming its line), when no URL is left,
+  ///   or when two URLs would write one file (without `--auto-rename`).
+  static func make(
+    _ options: CommandLineOptions,
+  ) throws(HaulError) -> (jobs: [DownloadJob], renamed: [NameCollisions.Renamed]) {
+    let planned = jobs(options, entries: try entries(options))
+    let resolved = try NameCollisions.resolve(planned, autoRename: options.autoRename)
+    for directory in directories(of: resolved.jobs) { try LocalDirectory.prepare(directory) }
+    return resolved
+  }
+
+  /// The longest input file read (a million URLs of 64 bytes fit).
+  static let inputLimit = 64 << 20
+
+  /// The command line's URLs (without options of their own) followed by the input file's.
+  static func entries(
+    _ options: CommandLineOptions,
+    readStandardInput: () throws(LocalFileError) -> [UInt8] = {
+      try UserFiles.readAll(descriptor: STDIN_FILENO, limit: inputLimit, name: "standard input")
+    }
+  ) throws(HaulError) -> [InputFile.Entry] {
+    let given = options.urls.map { InputFile.Entry(url: $0, line: 0) }
+    guard let path = options.inputFile else { return given }
+    let data: [UInt8]
+    do throws(LocalFileError) {
+      data = path == "-" ? try readStandardInput() : try UserFiles.readAll(path: path, limit: inputLimit)
+    } catch {
+      throw inputFailure(error, path: path == "-" ? "standard input" : path)
+    }
+    let listed: [InputFile.Entry]
+    do throws(UsageError) {
+      listed = try InputFile.parse(String(decoding: data, as: UTF8.self), name: path == "-" ? "stdin" : path)
+    } catch {
+      throw HaulError(.invalidInput, error.message)
+    }
+    let all = given + listed
+    guard !all.isEmpty else { throw HaulError(.invalidInput, "--input-file: \(path) lists no URL") }
+    return all
+  }
+
+  /// The downloads the entries stand for: the command line's options, with each entry's own
+  /// on top (its `dir=` instead of `-d`, its headers after `-H`'s, …).
+  static func jobs(_ options: CommandLineOptions, entries: [InputFile.Entry]) -> [DownloadJob] {
+    let base = options.downloadOptions
+    return entries.map { entry in
+      let line = entry.options
+      var library = base
+      if let connections = line.connections { library.connections = connections }
+      if let rate = line.rateLimit { library.rateLimit = rate == 0 ? nil : rate }
+      if let attempts = line.maxAttempts { library.maxAttemptsWithoutProgress = attempts }
+      if let timeout = line.timeout { library.stallTimeout = timeout }
+      if let overwrite = line.overwrite { library.overwrite = overwrite }
+      if let checksum = line.checksum { library.checksum = checksum }
+      library.headers += line.headers.map { (name: $0.name, value: $0.value) }
+      let directory = line.directory ?? options.directory ?? "."
+      guard let output = line.output else {
+        return DownloadJob(
+          source: entry.url, destination: .directory(URL(fileURLWithPath: directory, isDirectory: true)),
+          options: library, directory: directory)
+      }
+      // `out=sub/name` puts the file into a subdirectory.
+      let path = LocalDirectory.withoutTrailingSlashes(directory) + "/" + output
+      return DownloadJob(
+        source: entry.url, destination: .file(URL(fileURLWithPath: path)), options: library,
+        directory: LocalDirectory.parent(of: path) ?? ".")
+    }
+  }
+
+  /// The directories the jobs write into, each once, in order.
+  static func directories(of jobs: [DownloadJob]) -> [String] {
+    var seen: Set<String> = []
+    return jobs.compactMap { seen.insert($0.directory).inserted ? $0.directory : nil }
+  }
+
+  /// `cannot read the input file urls.txt: No such file or directory`, and the like.
+  private static func inputFailure(_ error: LocalFileError, path: String) -> HaulError {
+    switch error.reason {
+    case .system(let cause):
+      return HaulError(
+        .fileSystem, "cannot read the input file \(path): \(String(cString: strerror(cause.errno)))",
+        underlying: cause)
+    case .notRegular(let kind):
+      return HaulError(.fileSystem, "the input file \(path) is \(kind)", underlying: error)
+    case .tooLarge(let limit):
+      return HaulError(
+        .fileSystem, "the input file \(path) is larger than \(ByteQuantity.format(Int64(limit)))",
+        hint: "split it into several files", underlying: error)
+    default:
+      return HaulError(.fileSystem, "cannot read the input file: \(error)", underlying: error)
+    }
+  }
+}

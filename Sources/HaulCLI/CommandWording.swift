@@ -1,0 +1,44 @@
+import Haul
+
+/// The command's words for what the library suggests. Library errors speak of the library
+/// ("call `run()` again", "set `DownloadOptions.overwrite`"); the command says the same in
+/// terms of its own: the same command, its flags, and no "-o to choose another name" when `-o`
+/// named the file already.
+///
+///     let shown = CommandWording(outputGiven: options.output != nil).translate(error)
+struct CommandWording: Sendable, Equatable {
+  /// Whether `-o` named the file.
+  var outputGiven = false
+
+  static let replacements: [(library: String, command: String)] = [
+    (LibraryWording.overwriteToFetchAgain, "use --overwrite to fetch it again"),
+    (LibraryWording.runAgainToResume, "run the same command again to resume"),
+    (LibraryWording.runAgainToFetchAnew, "run the same command again to fetch it anew"),
+    (LibraryWording.runAgainStartsOver, "running the same command again starts over"),
+    (
+      LibraryWording.newURLToResume,
+      "run haul again with a fresh URL of the same file and the same -o: it resumes from the bytes held "
+        + "(--refresh-url-command asks for one by itself)"
+    ),
+  ]
+
+  func translate(_ text: String) -> String {
+    var text = text
+    for (library, command) in Self.replacements { text = text.replacing(library, with: command) }
+    if outputGiven {
+      text = text.replacing(", or -o to choose another name", with: ", or choose another file name")
+    }
+    return text
+  }
+
+  func translate(_ error: HaulError) -> HaulError {
+    HaulError(
+      error.category, translate(error.message), hint: error.hint.map(translate), underlying: error.underlying)
+  }
+
+  /// The event with a failure's words translated; every other event as it is.
+  func translate(_ event: DownloadEvent) -> DownloadEvent {
+    if case .failed(let error) = event { return .failed(translate(error)) }
+    return event
+  }
+}

@@ -1,0 +1,53 @@
+import Haul
+import Testing
+
+@testable import HaulCLI
+
+/// The library's hints in the command's words.
+@Suite struct CommandWordingTests {
+  @Test(arguments: [
+    (LibraryWording.runAgainToResume, false, "run the same command again to resume"),
+    (
+      "it was left as it is; " + LibraryWording.overwriteToFetchAgain, false,
+      "it was left as it is; use --overwrite to fetch it again"
+    ),
+    (
+      "the corrupt download was discarded; " + LibraryWording.runAgainToFetchAnew, false,
+      "the corrupt download was discarded; run the same command again to fetch it anew"
+    ),
+    (
+      "stopped; " + LibraryWording.runAgainStartsOver, false,
+      "stopped; running the same command again starts over"
+    ),
+    // No "-o to choose another name" when -o named the file.
+    (
+      "use --overwrite to replace it, or -o to choose another name", false,
+      "use --overwrite to replace it, or -o to choose another name"
+    ),
+    (
+      "use --overwrite to replace it, or -o to choose another name", true,
+      "use --overwrite to replace it, or choose another file name"
+    ),
+    ("nothing to translate", true, "nothing to translate"),
+  ])
+  func translates(library: String, outputGiven: Bool, command: String) {
+    #expect(CommandWording(outputGiven: outputGiven).translate(library) == command)
+  }
+
+  @Test func translatesAFailureAndLeavesTheRestAlone() {
+    let error = HaulError(.interrupted, "stopped; 1 MiB saved", hint: LibraryWording.runAgainToResume)
+    let shown = CommandWording().translate(error)
+    #expect(shown.category == .interrupted && shown.message == error.message)
+    #expect(shown.hint == "run the same command again to resume")
+    guard case .failed(let failure) = CommandWording().translate(.failed(error)) else {
+      Issue.record("not a failure")
+      return
+    }
+    #expect(failure == shown)
+    guard case .restarted(let reason) = CommandWording().translate(.restarted(reason: "changed")) else {
+      Issue.record("not a restart")
+      return
+    }
+    #expect(reason == "changed")
+  }
+}
