@@ -89,13 +89,26 @@ public struct TestFaults: Sendable {
   public var corruptByte: Int? = nil
   /// ...for this many of them (per path, counted since the last `setResource`).
   public var corruptTimes: Int = .max
+  /// Every second request (the 2nd, 4th, … since the last `setResource`) ignores its Range and
+  /// gets the whole file with 200: a server behind a balancer whose nodes disagree.
+  public var alternateIgnoringRange = false
+  /// Send this `Content-Length` instead of the real one (the body sent is still the real one,
+  /// after which the connection closes): an absurd length, e.g. 2^60.
+  public var claimedLength: Int64? = nil
+  /// After this many responses (per path, counted since the last `setResource`), every request
+  /// gets `expiredStatus`: a signed link whose time ran out mid-download.
+  public var expireAfterResponses: Int? = nil
+  public var expiredStatus = 403
 
   public init(
     ignoreRange: Bool = false, ignoreIfRange: Bool = false, dropAfterBytes: Int? = nil,
     dropTimes: Int = .max, stallAfterBytes: Int? = nil, stallTimes: Int = .max, chunked: Bool = false,
     contentRangeShift: Int = 0, wrongTotal: Int? = nil, refuseHEAD: Bool = false,
-    bytesPerSecond: Int? = nil, requireAuthorization: String? = nil
+    bytesPerSecond: Int? = nil, requireAuthorization: String? = nil, alternateIgnoringRange: Bool = false,
+    claimedLength: Int64? = nil
   ) {
+    self.alternateIgnoringRange = alternateIgnoringRange
+    self.claimedLength = claimedLength
     self.ignoreRange = ignoreRange
     self.ignoreIfRange = ignoreIfRange
     self.dropAfterBytes = dropAfterBytes

@@ -42,6 +42,7 @@ public final class TestServer: Sendable {
       $0.dropsDone[path] = nil
       $0.stallsDone[path] = nil
       $0.corruptionsDone[path] = nil
+      $0.answered[path] = nil
     }
   }
 
@@ -114,6 +115,8 @@ private struct ServerState {
   var dropsDone: [String: Int] = [:]
   var stallsDone: [String: Int] = [:]
   var corruptionsDone: [String: Int] = [:]
+  /// Requests answered per path, for `alternateIgnoringRange`.
+  var answered: [String: Int] = [:]
   var requests: [RecordedRequest] = []
   var connections: Set<Int32> = []
   var connectionCount = 0
@@ -533,13 +536,22 @@ final class ServerCore: Sendable {
         body: Array("method not allowed\n".utf8))
     }
 
+    if let limit = faults.expireAfterResponses, state.answered[key, default: 0] >= limit {
+      record(&state, request, connection: connection, reply: .resource, status: faults.expiredStatus)
+      return .simple(
+        status: faults.expiredStatus, headers: [("Content-Type", "text/plain")], body: Array("expired\n".utf8)
+      )
+    }
     let total = resource.body.count
     let reportedTotal = faults.wrongTotal ?? total
     var status = 200
     var slice = resource.body[...]
     var contentRange: String?
+    state.answered[key, default: 0] += 1
+    let ignoresRange =
+      faults.ignoreRange || (faults.alternateIgnoringRange && state.answered[key, default: 0] % 2 == 0)
     // Range is only defined for GET (RFC 9110 §14.2).
-    if !isHead, !faults.ignoreRange, let rangeValue = request.headers["Range"] {
+    if !isHead, !ignoresRange, let rangeValue = request.headers["Range"] {
       var applies = true
       if let ifRange = request.headers["If-Range"], !faults.ignoreIfRange {
         applies = ifRangeMatches(ifRange, resource)
@@ -578,6 +590,8 @@ final class ServerCore: Sendable {
     }
     if faults.chunked && status != 416 {
       headers.append(("Transfer-Encoding", "chunked"))
+    } else if let claimed = faults.claimedLength, status == 200 {
+      headers.append(("Content-Length", String(claimed)))
     } else {
       headers.append(("Content-Length", String(slice.count)))
     }
@@ -603,6 +617,8 @@ final class ServerCore: Sendable {
         stall = true
       }
     }
+    // A claimed length is never met: the whole body, then the connection closes.
+    if faults.claimedLength != nil, status == 200, cutAfter == nil { cutAfter = slice.count }
     record(
       &state, request, connection: connection, reply: .resource, status: status,
       contentRange: contentRange, faulted: cutAfter != nil)
