@@ -1,0 +1,66 @@
+"""Benchmark 3: 1,000 files of 100 KiB, 16 at a time (per-file costs: requests, durability)."""
+
+import os
+import shutil
+
+from .. import stats
+from ..measure import Tool, alternate, same_bytes
+from . import common
+
+KEY = "3"
+TITLE = "3. 1,000 files of 100 KiB, 16 at a time"
+CHART = "1,000 × 100 KiB, 16 at a time"
+NEEDS = ["aria2c"]
+REFERENCE = "haul -j 16"
+COUNT, SIZE = 1000, 100 * 1024
+
+
+def names():
+    return [f"f{i:04d}.bin" for i in range(COUNT)]
+
+
+def verifier(seed):
+    """Every file is there with its size; the first one equals the served bytes."""
+    def problem(dl):
+        files = [n for n in os.listdir(dl) if n.endswith(".bin")]
+        if len(files) != COUNT:
+            return f"{len(files)} files, not {COUNT}"
+        wrong = [n for n in files if os.path.getsize(os.path.join(dl, n)) != SIZE]
+        if wrong:
+            return f"{len(wrong)} files of the wrong size, e.g. {wrong[0]}"
+        if not same_bytes(os.path.join(dl, "f0000.bin"), seed):
+            return "f0000.bin differs from the served file"
+        return None
+    return problem
+
+
+def measure(ctx):
+    sub = os.path.join(ctx.data, "many")
+    os.makedirs(sub, exist_ok=True)
+    seed = ctx.file("100k.bin", SIZE)
+    for n in names():
+        if not os.path.exists(os.path.join(sub, n)):
+            shutil.copyfile(seed, os.path.join(sub, n))
+    urls = [ctx.nginx.url(f"many/{n}") for n in names()]
+    listing = os.path.join(ctx.base, "urls.txt")
+    with open(listing, "w") as f:
+        f.write("\n".join(urls) + "\n")
+    check = verifier(seed)
+    tools = [
+        Tool(REFERENCE, lambda dl: [ctx.haul, "-q", "-j", "16", "-d", dl, "-i", listing], verify=check),
+        Tool("aria2c -j16", lambda dl: ["aria2c", "-q", "-j16", "-x1", "--allow-overwrite=true", "-d", dl,
+                                        "-i", listing], verify=check),
+        Tool("curl -Z --parallel-max 16", lambda dl: ["curl", "-sS", "-Z", "--parallel-max", "16", "--output-dir", dl,
+                                                      "--remote-name-all", *urls], verify=check),
+    ]
+    rows = alternate(tools, ctx.dl, ctx.base, ctx.reps, ctx.warmup)
+    for r in rows:
+        if r["tool"] == "curl -Z --parallel-max 16":
+            r["argv"] = r["argv"][:8] + [f"... {COUNT} URLs"]  # the run file need not list them all
+    stats.summarize(rows, COUNT * SIZE, REFERENCE)
+    return {"count": COUNT, "file_size": SIZE, "size": COUNT * SIZE, "reference": REFERENCE, "rows": rows,
+            "metrics": {}}
+
+
+def render(b):
+    return f"### {TITLE}\n\n" + common.tool_table(b["rows"], b["reference"]) + "\n"

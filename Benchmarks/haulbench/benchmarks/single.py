@@ -1,0 +1,85 @@
+"""Benchmark 1: one 1 GiB file over one loopback connection, beside the two limits of the
+machine measured in the same rounds: the network's (`curl -o /dev/null`) and the disk's
+(`dd oflag=direct` of the same size into the download directory)."""
+
+import os
+
+from .. import GiB, MiB, stats
+from ..measure import Tool, alternate
+from . import common
+from .common import num
+
+KEY = "1"
+TITLE = "1. One 1 GiB file over one connection (loopback)"
+CHART = "1 GiB, 1 connection"
+NEEDS = ["wget", "aria2c", "sha256sum", "dd"]
+REFERENCE = "haul -x 1"
+NETWORK = "curl -o /dev/null"
+DISK = "dd oflag=direct"
+
+
+def tools(ctx, url, size, src):
+    two_step = 'curl -sS -o "$1" "$2" && sha256sum "$1" >/dev/null'
+    return [
+        common.haul(ctx, REFERENCE, url, ["-x", "1"], size, src),
+        common.curl("curl", url, size, src),
+        Tool("wget", lambda dl: ["wget", "-q", "-O", common.output_path(dl), url], common.OUT, size, src),
+        common.aria2c("aria2c -x1", url, ["-x1", "-s1"], size, src),
+        # The cost of Haul's default SHA-256, against the same work done the usual way.
+        common.haul(ctx, "haul -x 1 --no-sha256", url, ["-x", "1", "--no-sha256"], size, src),
+        Tool("curl, then sha256sum", lambda dl: ["sh", "-c", two_step, "sh", common.output_path(dl), url],
+             common.OUT, size, src),
+        # The limits: the same bytes with nothing written, and the same size written with nothing received.
+        Tool(NETWORK, lambda dl: ["curl", "-sS", "-o", "/dev/null", url]),
+        Tool(DISK, lambda dl: ["dd", "if=/dev/zero", f"of={os.path.join(dl, 'x')}", "bs=1M", f"count={size // MiB}",
+                               "oflag=direct", "status=none"], "x", size),
+    ]
+
+
+def measure(ctx):
+    size = GiB
+    src = ctx.file("1g.bin", size)
+    rows = alternate(tools(ctx, ctx.nginx.url("1g.bin"), size, src), ctx.dl, ctx.base, ctx.reps, ctx.warmup)
+    stats.summarize(rows, size, REFERENCE)
+    return {"size": size, "reference": REFERENCE, "rows": rows, "metrics": derive(rows)}
+
+
+def derive(rows):
+    """SHA-256's cost (haul with and without it) and the limits, from the rows' medians."""
+    def field(tool, name):
+        r = stats.row(rows, tool)
+        return r["summary"][name] if r and not r["summary"]["failures"] else None
+
+    def diff(a, b):
+        return None if a is None or b is None else a - b
+
+    haul_wall = field(REFERENCE, "wall")
+    metrics = {
+        "sha256_cpu_cost": common.metric(diff(field(REFERENCE, "cpu"), field("haul -x 1 --no-sha256", "cpu")), "CPU-s"),
+        "sha256_wall_cost": common.metric(diff(haul_wall, field("haul -x 1 --no-sha256", "wall")), "s"),
+    }
+    network, disk = field(NETWORK, "wall"), field(DISK, "wall")
+    if network is not None or disk is not None:
+        limit = max(v for v in (network, disk) if v is not None)
+        metrics["network_limit"] = common.metric(network, "s", label=f"`{NETWORK}`")
+        metrics["disk_limit"] = common.metric(disk, "s", label=f"`{DISK}`")
+        metrics["haul_over_limit"] = common.metric(stats.ratio(haul_wall, limit), "×")
+    return metrics
+
+
+def render(b):
+    rows, m = b["rows"], b["metrics"]
+    two_step = stats.row(rows, "curl, then sha256sum")["summary"]
+    md = [f"### {TITLE}", "", common.tool_table(rows, b["reference"]), "",
+          f"Haul computes the file's SHA-256 by default (reported in `--json`, verified against any "
+          f"checksum or server digest), on a thread of its own while the bytes arrive. Measured cost here: "
+          f"{num(m['sha256_cpu_cost']['value'], '+.2f')} CPU-s and {num(m['sha256_wall_cost']['value'], '+.2f')} s "
+          f"wall per GiB (`haul -x 1` vs `haul -x 1 --no-sha256`); curl followed by `sha256sum` takes "
+          f"{num(two_step['wall'], '.2f')} s and {num(two_step['cpu'], '.2f')} CPU-s.", ""]
+    if "disk_limit" in m:
+        net, disk, over = (m[k]["value"] for k in ("network_limit", "disk_limit", "haul_over_limit"))
+        md += [f"The machine's limits, measured in the same rounds: the network's (`{NETWORK}`, nothing written) "
+               f"{num(net, '.2f')} s, the disk's (`{DISK}`: {b['size'] // MiB} MiB of zeros written past the page "
+               f"cache into the download directory, nothing received) {num(disk, '.2f')} s. Haul's wall time is "
+               f"{num(over, '.2f')}× the larger of the two.", ""]
+    return "\n".join(md)
