@@ -1,4 +1,7 @@
 // Sizes and rates from the command line: never trap, never negative, plain numbers are exact.
+
+import HaulCore
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzByteQuantity(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let bytes = fuzzBytes(data, size)

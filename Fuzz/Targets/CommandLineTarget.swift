@@ -2,6 +2,12 @@
 // above all, no header that could split the request (CR, LF, NUL) or an invalid header name.
 //
 // The input is split at NUL bytes into arguments (a real argv cannot contain NUL either).
+// fuzz-source: Sources/HaulCLI/CommandLineOptions.swift
+// fuzz-source: Sources/HaulCLI/CommandLineOptions+Network.swift
+// fuzz-source: Sources/HaulCLI/CommandLineOptions+RefreshCommand.swift
+
+import HaulCore
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCommandLine(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let bytes = fuzzBytes(data, size)
@@ -26,7 +32,7 @@ public func fuzzCommandLine(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
     require((1...64).contains(connections), "connections \(connections) from \(context)")
   }
   if let rate = options.rateLimit { require(rate > 0, "rate \(rate) from \(context)") }
-  if let retries = options.retries { require(retries >= 1, "retries \(retries) from \(context)") }
+  if let retries = options.retries { require(retries >= 0, "retries \(retries) from \(context)") }
   if let timeout = options.timeout {
     require(timeout.isFinite && timeout > 0, "timeout \(timeout) from \(context)")
   }

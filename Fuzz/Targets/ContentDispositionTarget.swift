@@ -1,5 +1,8 @@
 // Content-Disposition (RFC 6266 + RFC 8187) followed by the sanitizer, as the engine uses it:
 // never traps, and whatever name comes out is safe to create inside the target directory.
+
+import HaulCore
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzContentDisposition(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let bytes = fuzzBytes(data, size)

@@ -1,4 +1,7 @@
 // Content-Range: never traps; every parsed value is self-consistent and round-trips.
+
+import HaulCore
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzContentRange(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let text = fuzzString(fuzzBytes(data, size))

@@ -1,5 +1,8 @@
 // ETag and HTTP-date parsing: never trap; parsed values round-trip through their formatters;
 // and formatting any Unix time either refuses or produces a date that parses back to it.
+
+import HaulCore
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEntityTagAndDate(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let bytes = fuzzBytes(data, size)

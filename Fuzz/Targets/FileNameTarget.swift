@@ -1,4 +1,7 @@
 // File names from servers and URLs: every name the sanitizer returns is safe to create.
+
+import HaulCore
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFileName(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let bytes = fuzzBytes(data, size)

@@ -1,5 +1,8 @@
 // Server digests (RFC 9530 `sha-256=:BASE64:`, RFC 3230 `SHA-256=BASE64`): never trap; every
 // digest found is lower-case hex of its algorithm's length; the strongest is one of them.
+
+import HaulCore
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzServerDigests(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let text = fuzzString(fuzzBytes(data, size))

@@ -6,6 +6,9 @@
 //   1: the rest is the JSON line, framed with a correct header and checksum (reaches the JSON decoder);
 //   2: as 1 with the version number taken from the next byte;
 //   3: a real file for a state built from the input, then truncated and one byte flipped.
+
+@testable import Haul
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzStateJournal(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let bytes = fuzzBytes(data, size)
