@@ -1,0 +1,166 @@
+import Foundation
+import HaulTestSupport
+import Synchronization
+import Testing
+
+@testable import Haul
+
+// The state file, the disk and finished files.
+extension DownloadTests {
+  // MARK: - The state file and the disk
+
+  @Test func corruptStateStartsOverSafely() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 100_000, seed: 22)
+    server.setResource("/f", TestResource(body: body, etag: Self.etag))
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    try await Self.makePartial(server: server, path: "/f", file: file, bytes: 30_000)
+    var text = try Data(contentsOf: URL(fileURLWithPath: file.path + ".haul"))
+    text[text.count / 2] ^= 0x20
+    try text.write(to: URL(fileURLWithPath: file.path + ".haul"))
+    server.clearRequests()
+    let outcome = try await Self.run(server.url("/f"), to: .file(file))
+    do {
+      let same = Self.holds(file, body)
+      #expect(same, "file bytes differ")
+    }
+    #expect(server.requests.first?.header("Range") == nil)
+    // One plain sentence, once (the command adds "; starting over").
+    #expect(outcome.restarts == ["the saved state was unreadable"])
+  }
+
+  @Test func dataLostAfterTheLastSyncIsRefetched() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 200_000, seed: 23)
+    server.setResource("/f", TestResource(body: body, etag: Self.etag))
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    try await Self.makePartial(server: server, path: "/f", file: file, bytes: 120_000)
+    // Power-loss model: the data file lost its tail although the state claims it.
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file.path + ".part"))
+    try handle.truncate(atOffset: 70_000)
+    try handle.close()
+    server.clearRequests()
+    _ = try await Self.run(server.url("/f"), to: .file(file))
+    do {
+      let same = Self.holds(file, body)
+      #expect(same, "file bytes differ")
+    }
+    #expect(server.requests.first?.header("Range") == "bytes=70000-")
+  }
+
+  /// A download records a new version on its `.part` file and writes the state file with its
+  /// first checkpoint; killed before that, the `.part` still says whose it is: the next run
+  /// starts over without asking, and another URL's download leaves it alone.
+  @Test func aMarkedPartWithoutAStateFileStartsOver() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 50_000, seed: 23)
+    server.setResource("/f", TestResource(body: body, etag: Self.etag))
+    server.setResource("/g", TestResource(body: body, etag: Self.etag))
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    try Data(repeating: 7, count: 20_000).write(to: URL(fileURLWithPath: file.path + ".part"))
+    let marked = try PartFile(path: file.path + ".part").setAttribute(
+      FinishedFileRecord.attribute, StateJournal.encode(ResumeState(url: server.url("/f"))))
+    guard marked else { return }  // a file system without extended attributes has state files from the start
+    let other = try await Self.run(server.url("/g"), to: .file(file))
+    #expect(other.error?.message.contains("belongs to another download") == true)
+    let outcome = try await Self.run(server.url("/f"), to: .file(file))
+    #expect(outcome.error == nil)
+    #expect(server.requests(for: "/f").first?.header("Range") == nil)
+    do {
+      let same = Self.holds(file, body)
+      #expect(same, "file bytes differ")
+    }
+    #expect(!Self.exists(file.path + ".haul"))
+  }
+
+  @Test func aPartFileHaulDidNotMakeIsLeftAlone() async throws {
+    let server = try TestServer()
+    server.setResource("/f", TestResource(body: [1, 2, 3]))
+    let directory = try TemporaryDirectory()
+    let part = URL(fileURLWithPath: directory.file("f").path + ".part")
+    try Data("someone else's".utf8).write(to: part)
+    let outcome = try await Self.run(server.url("/f"), to: .file(directory.file("f")))
+    #expect(outcome.error?.category == .fileSystem)
+    do {
+      let same = Self.holds(part, Array("someone else's".utf8))
+      #expect(same, "file bytes differ")
+    }
+  }
+
+  @Test func twoDownloadsOfOneFileNeverRunAtOnce() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 400_000, seed: 24)
+    server.setResource("/f", TestResource(body: body, faults: TestFaults(bytesPerSecond: 1_000_000)))
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    let first = Task { try await Self.run(server.url("/f"), to: .file(file)) }
+    while !Self.exists(file.path + ".haul") { try await Task.sleep(for: .milliseconds(5)) }
+    let second = try await Self.run(server.url("/f"), to: .file(file))
+    #expect(second.error?.message.contains("another haul process") == true)
+    #expect(try await first.value.error == nil)
+    do {
+      let same = Self.holds(file, body)
+      #expect(same, "file bytes differ")
+    }
+  }
+
+  @Test func missingDirectoryAndDirectoryTargetAreFileErrors() async throws {
+    let server = try TestServer()
+    server.setResource("/f", TestResource(body: [1]))
+    let directory = try TemporaryDirectory()
+    let missing = try await Self.run(server.url("/f"), to: .directory(directory.file("nope")))
+    #expect(missing.error?.category == .fileSystem)
+    let intoDirectory = try await Self.run(server.url("/f"), to: .file(directory.url))
+    #expect(intoDirectory.error?.category == .fileSystem)
+    #expect(server.requests.isEmpty)
+  }
+
+  // MARK: - Finished files
+
+  @Test func rerunOfAFinishedDownloadFetchesNothing() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 100_000, seed: 25)
+    server.setResource("/f", TestResource(body: body, etag: Self.etag))
+    let directory = try TemporaryDirectory()
+    _ = try await Self.run(server.url("/f"), to: .directory(directory.url))
+    server.clearRequests()
+    let again = try await Self.run(server.url("/f"), to: .directory(directory.url))
+    let result = try #require(again.value)
+    #expect(result.wasAlreadyComplete)
+    #expect(!result.remoteChanged)
+    #expect(server.requests.count == 1)
+    #expect(server.requests.first?.status == 416)
+    do {
+      let same = Self.holds(directory.file("f"), body)
+      #expect(same, "file bytes differ")
+    }
+  }
+
+  @Test func rerunNoticesTheServerCopyChangedAndLeavesTheFile() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 100_000, seed: 26)
+    server.setResource("/f", TestResource(body: body, etag: "\"a\""))
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    _ = try await Self.run(server.url("/f"), to: .file(file))
+    let newer = TestResource.random(size: 100_000, seed: 27)
+    server.setResource("/f", TestResource(body: newer, etag: "\"b\""))
+    let again = try await Self.run(server.url("/f"), to: .file(file))
+    #expect(again.value?.remoteChanged == true)
+    do {
+      let same = Self.holds(file, body)
+      #expect(same, "file bytes differ")
+    }
+    var options = Self.fastOptions()
+    options.overwrite = true
+    let forced = try await Self.run(server.url("/f"), to: .file(file), options: options)
+    #expect(forced.value?.wasAlreadyComplete == false)
+    do {
+      let same = Self.holds(file, newer)
+      #expect(same, "file bytes differ")
+    }
+  }
+}
