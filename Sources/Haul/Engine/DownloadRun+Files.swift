@@ -11,6 +11,9 @@ struct OpenTarget: Sendable {
   let paths: DownloadPaths
   let part: PartFile
   let io: DownloadIO
+  /// The `.part` or state file was there before this run: an earlier, killed run may have left
+  /// temporary copies of the state beside them (this run's own commits never do).
+  var inherited = false
 }
 
 /// The files of a run: finding and opening the target, finishing, verifying, cleaning up.
@@ -33,7 +36,7 @@ extension DownloadRun {
 
   /// In a directory: an interrupted download of this URL, or a finished file from it under the URL's name.
   private func knownTarget(in directory: String) -> DownloadPaths? {
-    for statePath in DownloadPaths.stateFiles(in: directory) {
+    for statePath in StateFileIndex.stateFiles(in: directory) {
       if case .success(let state)? = try? StateJournal.load(from: statePath), state.url == recordedURL {
         return DownloadPaths(target: String(statePath.dropLast(".haul".count)))
       }
@@ -64,7 +67,7 @@ extension DownloadRun {
       partExisted = true
     case .checkFinished(let record):
       let sha256 = try verifyFinished(paths.target, record: record)
-      try? FileIO.remove(paths.state)  // left over from a crash just after the final rename
+      try? StateJournal.remove(at: paths.state)  // left over from a crash just after the final rename
       files.withLock {
         $0.paths = paths
         $0.finishedSHA256 = sha256
@@ -104,7 +107,9 @@ extension DownloadRun {
       if case .refuse(let error) = decision { throw error }
       return .unnamed
     }
-    let target = OpenTarget(paths: paths, part: part, io: DownloadIO(part: part, statePath: paths.state))
+    let target = OpenTarget(
+      paths: paths, part: part, io: DownloadIO(part: part, statePath: paths.state),
+      inherited: partExisted || saved != .none)
     if let notice { emit(.restarted(reason: notice)) }
     if replaceState {
       try target.io.commitNow(state, truncatingTo: 0)
@@ -185,8 +190,10 @@ extension DownloadRun {
       try FileIO.rename(target.paths.part, to: target.paths.target)
       // After the rename, which changes the file's status time: a rerun compares it.
       FinishedFileRecord.seal(target.part, sha256: sha256)
-      try FileIO.remove(target.paths.state)
-      SafeFile.removeLeftoverTemporaries(beside: target.paths.state)
+      try StateJournal.remove(at: target.paths.state)
+      // A directory scan: only where a killed run may have left some (many small files into
+      // one directory would otherwise each read the whole directory).
+      if target.inherited { SafeFile.removeLeftoverTemporaries(beside: target.paths.state) }
     } catch {
       throw HaulError(
         .fileSystem, FileErrorText.describe(error, path: target.paths.target), underlying: error)
@@ -226,7 +233,7 @@ extension DownloadRun {
     target.io.stop()
     guard !target.part.isStream else { return }  // No files of its own; never the target.
     try? FileIO.remove(target.paths.part)
-    try? FileIO.remove(target.paths.state)
+    try? StateJournal.remove(at: target.paths.state)
   }
 
   func discardPartial() {
@@ -234,7 +241,7 @@ extension DownloadRun {
     target.io.stop()
     guard !target.part.isStream else { return }
     try? FileIO.remove(target.paths.part)
-    try? FileIO.remove(target.paths.state)
+    try? StateJournal.remove(at: target.paths.state)
   }
 
   // MARK: - Verification

@@ -105,6 +105,13 @@ enum StateJournal {
         .fileSystem, "cannot save the download state: \(cause.message)", hint: cause.hint,
         underlying: cause.underlying)
     }
+    StateFileIndex.saved(path)
+  }
+
+  /// Removes the state file at `path` (none there is fine).
+  static func remove(at path: String) throws(SystemError) {
+    try FileIO.remove(path)
+    StateFileIndex.removed(path)
   }
 
   private static func sha256Hex(_ bytes: [UInt8]) -> String {

@@ -53,6 +53,25 @@ extension DownloadTests {
   /// A download records a new version on its `.part` file and writes the state file with its
   /// first checkpoint; killed before that, the `.part` still says whose it is: the next run
   /// starts over without asking, and another URL's download leaves it alone.
+  /// A kill -9 mid-commit leaves a temporary copy of the state beside it: the run that resumes
+  /// and finishes that download removes it (and nothing of another download's).
+  @Test func theRunThatFinishesAResumedDownloadRemovesLeftoverStateCopies() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 300_000, seed: 61)
+    server.setResource("/f", TestResource(body: body, etag: Self.etag))
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    try await Self.makePartial(server: server, path: "/f", file: file, bytes: 100_000)
+    let leftover = directory.file("f.haul.tmp-AAAAAAAAAAAA")
+    let other = directory.file("g.haul.tmp-AAAAAAAAAAAA")
+    for path in [leftover, other] { try Data("old".utf8).write(to: path) }
+    let outcome = try await Self.run(server.url("/f"), to: .file(file))
+    #expect(outcome.value?.resumedFrom == 100_000)
+    #expect(Self.holds(file, body))
+    #expect(!Self.exists(leftover.path))
+    #expect(Self.exists(other.path))
+  }
+
   @Test func aMarkedPartWithoutAStateFileStartsOver() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 50_000, seed: 23)
