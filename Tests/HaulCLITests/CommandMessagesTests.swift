@@ -18,7 +18,7 @@ struct CommandMessagesTests {
         faults: TestFaults(ignoreRange: true, stallAfterBytes: 500_000, stallTimes: 1)))
     let directory = try TemporaryDirectory()
     let haul = try CommandEndToEndTests.HaulProcess(
-      ["-x", "1", "--timeout", "60", "-o", "f", server.url("/f")], in: directory.url)
+      ["-x", "1", "--timeout", "600", "-o", "f", server.url("/f")], in: directory.url)
     try await CommandEndToEndTests.waitForState(directory.file("f.haul"), of: haul)
     try await Task.sleep(for: .milliseconds(200))
     haul.signal(SIGINT)
