@@ -180,6 +180,60 @@ struct ControlSocketTests {
     #expect(try await fixture.download(first)?["state"] == "paused")
   }
 
+  /// The methods `haul ui` uses when attached: every download with its live numbers, the
+  /// limits read and changed, cancel; a refusal is a result, as for the others.
+  @Test func theAttachedViewsMethodsAnswerOnTheSocket() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 3_000_000, on: server, bytesPerSecond: 20_000, seed: 89)
+    let fixture = try CatalogFixture()
+    let id = try #require(try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url)).first)
+    let runner = try await startRunner(fixture, server)
+    let client = try UnixSocketClient(path: fixture.catalog.path + ".sock")
+    func ok(_ line: String) throws -> Any? {
+      let answer = try #require(try client.call(line) as? [String: Any])
+      let result = try #require(answer["result"] as? [String: Any], "\(answer)")
+      return result["ok"] ?? result["failure"].map { ["failure": $0] }
+    }
+
+    var row: [String: Any] = [:]
+    var statistics: [String: Any] = [:]
+    try await CatalogFixture.waitUntil("the snapshot shows it receiving") {
+      let snapshot = try #require(
+        try ok(#"{"jsonrpc":"2.0","id":1,"method":"haul.snapshot"}"#) as? [String: Any])
+      row = (snapshot["downloads"] as? [[String: Any]])?.first ?? [:]
+      statistics = snapshot["statistics"] as? [String: Any] ?? [:]
+      return (row["bytesPerSecond"] as? Double ?? 0) > 0
+    }
+    #expect(row["id"] as? String == id)
+    #expect(row["state"] as? String == "active")
+    #expect(row["url"] as? String == files[0].url)
+    #expect(row["totalBytes"] as? Int == files[0].body.count)
+    #expect((row["file"] as? String)?.hasSuffix("/out/f0.bin") == true, "\(row)")
+    #expect(statistics["active"] as? Int == 1 && statistics["maxConcurrent"] as? Int == 4, "\(statistics)")
+
+    let read = try #require(
+      try ok(#"{"jsonrpc":"2.0","id":2,"method":"haul.limits","params":[{}]}"#) as? [String: Any])
+    #expect(read["maxConcurrent"] as? Int == 4, "\(read)")
+    let changed = try #require(
+      try ok(
+        #"{"jsonrpc":"2.0","id":3,"method":"haul.limits","params":[{"maxConcurrent":2,"overallRateLimit":1000000}]}"#
+      )
+        as? [String: Any])
+    #expect(
+      changed["maxConcurrent"] as? Int == 2 && changed["overallRateLimit"] as? Int == 1_000_000, "\(changed)")
+    let refused = try #require(
+      try ok(#"{"jsonrpc":"2.0","id":4,"method":"haul.limits","params":[{"maxConcurrent":0}]}"#)
+        as? [String: Any])
+    let failure = try #require(refused["failure"] as? [String: Any], "\(refused)")
+    #expect((failure["message"] as? String)?.contains("at least one download") == true, "\(failure)")
+
+    // haul.cancel: the download is removed (listed until forgotten); nothing is left to run.
+    _ = try ok(#"{"jsonrpc":"2.0","id":5,"method":"haul.cancel","params":[["\#(id)"]]}"#)
+    #expect(try await fixture.download(id)?["state"] == "removed")
+    let outcome = await runner.wait()
+    #expect(outcome.status == 0, "\(outcome)")
+  }
+
   @Test func aPlantedLinkAtTheSocketsNameIsRefused() async throws {
     let server = try TestServer()
     let files = ServedFile.serve(1, size: 100_000, on: server, seed: 94)

@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulRPC
 import Testing
 
 @testable import HaulCLI
@@ -26,6 +27,7 @@ struct UIScreenTests {
     ("x\u{1B}", [.character("x"), .escape]),
     ("\u{1B}[1;5C", [.other]),
     ("\r\u{7F}\u{03}\t", [.enter, .backspace, .interrupt, .tab]),
+    ("\u{1A}", [.suspend]),
     ("é+", [.character("é"), .character("+")]),
   ])
   func bytesBecomeKeys(_ bytes: String, _ keys: [UIKey]) {
@@ -61,6 +63,10 @@ struct UIScreenTests {
     ([.character("q")], [.quit(interrupted: false)]),
     ([.character("+"), .interrupt], [.quit(interrupted: true)]),
     ([.character("z"), .tab, .other], []),
+    // Ctrl-Z suspends in any mode; what was being typed stays.
+    ([.suspend], [.suspend]),
+    ([.character("+"), .character("h"), .suspend, .character("i"), .enter], [.suspend, .add(url: "hi")]),
+    ([.character("d"), .suspend, .character("y")], [.suspend, .remove(a)]),
   ])
   func keysBecomeCommands(_ keys: [UIKey], _ commands: [UIState.Command]) {
     var state = UIState()
@@ -162,6 +168,50 @@ struct UIScreenTests {
     #expect(message([.character("+"), .character("h")]) == "Add URL (Enter adds, Esc cancels): h_")
     #expect(message([.character("d")]) == "Remove ubuntu.iso? Its files stay. y: remove, other keys: keep")
     #expect(message([.character("d"), .character("x")]) == "nothing removed")
+  }
+
+  @Test func attachedToAnOwnerTheTitleNamesItAndANoticeComesFirst() {
+    let screen = UIScreen(size: TerminalSize(columns: 100, rows: 7))
+    var summary = Self.summary
+    summary.owner = 4242
+    var state = UIState()
+    _ = state.handle(.character("+"), rows: Self.items.map { $0.row }, visibleRows: screen.visibleRows)
+    _ = state.handle(.escape, rows: Self.items.map { $0.row }, visibleRows: screen.visibleRows)
+    var lines = plain(screen.lines(items: Self.items, state: state, summary: summary))
+    #expect(lines[0].hasPrefix("haul ui  /c.sqlite  (owned by process 4242)  "), "\(lines[0])")
+    #expect(lines[0].hasSuffix("3 downloads, 1 active, 4.00 MiB/s, 4 at a time"))
+    #expect(lines[5] == "nothing added")
+    summary.notice = "waiting for process 4242, which owns the catalog, to answer"
+    lines = plain(screen.lines(items: Self.items, state: state, summary: summary))
+    #expect(lines[5] == "waiting for process 4242, which owns the catalog, to answer")
+  }
+
+  @Test func anOwnersSnapshotTravelsAsJSONAndBecomesRows() throws {
+    let snapshot = ControlSnapshot(
+      downloads: [
+        .init(
+          id: Self.a, url: "https://example.org/dir/ubuntu.iso", file: "/home/me/ubuntu.iso", state: .active,
+          bytes: 1 << 30, totalBytes: 4 << 30, bytesPerSecond: 1.5e6, connections: 2, queueIndex: nil,
+          error: nil, needsCredentials: false),
+        .init(
+          id: Self.b, url: "https://example.org/debian.iso", file: nil, state: .paused, bytes: 0,
+          totalBytes: nil, bytesPerSecond: 0, connections: 0, queueIndex: 0, error: nil,
+          needsCredentials: true),
+        .init(
+          id: Self.c, url: "https://example.org/arch.iso", file: nil, state: .failed, bytes: 10,
+          totalBytes: 100, bytesPerSecond: 0, connections: 0, queueIndex: nil,
+          error: HaulError(.server, "the server answered 404 Not Found", hint: "check the URL"),
+          needsCredentials: false),
+      ], active: 1, waiting: 1, stopped: 1, bytesPerSecond: 1.5e6, maxConcurrent: 3, overallRateLimit: 65536)
+    let text = snapshot.json.serialized
+    let decoded = try ControlSnapshot(json: try JSONValue.parse(text))
+    #expect(decoded == snapshot)
+    let items = decoded.downloads.map(UIScreen.Item.init)
+    #expect(items.map(\.name) == ["ubuntu.iso", "debian.iso", "arch.iso"])
+    #expect(items[0].bytesPerSecond == 1.5e6 && items[0].totalBytes == 4 << 30)
+    #expect(items[1].problem == "it needs its credentials again (haul add it anew)")
+    #expect(items[2].problem == "the server answered 404 Not Found")
+    #expect(throws: HaulError.self) { try ControlSnapshot(json: ["downloads": []]) }
   }
 
   @Test func onlyChangedLinesAreRewritten() {

@@ -136,6 +136,42 @@ struct UITests {
     #expect(restored(settings))
   }
 
+  /// Ctrl-Z (a key in raw mode) and SIGTSTP from elsewhere: the terminal is put back before the
+  /// process stops; SIGCONT (as fg sends it) takes it again and redraws everything.
+  @Test(arguments: ["Ctrl-Z", "SIGTSTP"])
+  func suspendingGivesTheTerminalBackAndContinuingRedraws(_ how: String) async throws {
+    let fixture = try CatalogFixture()
+    _ = try await fixture.add(["--paused", "http://127.0.0.1:9/never.bin"])
+    let terminal = try InteractiveTerminal(columns: 80, rows: 24)
+    try terminal.start(["ui", "--catalog", fixture.catalog.path], in: fixture.directory.url)
+    try await terminal.waitFor("never.bin")
+    for round in 1...2 {
+      var mark = terminal.mark
+      if how == "SIGTSTP" { terminal.signal(SIGTSTP) } else { terminal.type("\u{1A}") }
+      try await terminal.waitFor(Self.leave, after: mark)
+      try await CatalogFixture.waitUntil("haul ui is stopped") { terminal.processState == "T" }
+      #expect(terminal.drawn.hasSuffix(Self.leave), "round \(round): the alternate screen is left last")
+      #expect(restored(terminal.settings), "round \(round): the shell gets a cooked terminal")
+
+      mark = terminal.mark
+      terminal.signal(SIGCONT)
+      try await terminal.waitFor(Self.enter, after: mark)
+      try await terminal.waitFor("never.bin", after: mark)
+      let redrawn = terminal.drawn(after: mark)
+      #expect(redrawn.contains("\u{1B}[2J") && redrawn.contains("1 download, 0 active"), "a full redraw")
+      #expect(terminal.settings.c_lflag & tcflag_t(ICANON | ECHO) == 0, "round \(round): raw mode again")
+    }
+    // The keys work as before.
+    let mark = terminal.mark
+    terminal.type(">")
+    try await terminal.waitFor("5 at a time", after: mark)
+    terminal.type("q")
+    let (status, settings) = try await terminal.wait()
+    #expect(status == 0, "\(terminal.drawn.suffix(2000))")
+    #expect(terminal.drawn.hasSuffix(Self.leave))
+    #expect(restored(settings))
+  }
+
   @Test func withoutATerminalItSaysSoAndTouchesNothing() async throws {
     let fixture = try CatalogFixture()
     let outcome = try await fixture.run("ui")

@@ -16,13 +16,17 @@ final class ControlClient: Sendable {
   static let answerTimeout = 300
 
   let location: CatalogLocation
+  /// The owner's process id, where the system tells.
+  let ownerProcess: pid_t?
   private let descriptor: Int32
   private let reader: Locked<LineReader>
   private let nextID = Locked(Int64(0))
+  private let closedByOwner = Locked(false)
 
   private init(location: CatalogLocation, descriptor: Int32) {
     self.location = location
     self.descriptor = descriptor
+    ownerProcess = ControlSocket.peerProcess(descriptor)
     reader = Locked(LineReader(descriptor: descriptor, limit: ControlServer.maximumLine))
   }
 
@@ -47,10 +51,15 @@ final class ControlClient: Sendable {
   /// Ends the connection (the descriptor closes with this object).
   func hangUp() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
+  /// Whether the owner has closed the connection (it stopped serving, or its process ended):
+  /// every request from now on fails.
+  var isClosedByOwner: Bool { closedByOwner.withLock { $0 } }
+
   /// Sends one request line and reads the answer line.
   func send(_ request: JSONValue) async throws(HaulError) -> JSONValue {
     let outcome: Result<JSONValue, HaulError> = await Detached.run { [self] in
       guard ControlServer.write(request.serialized + [0x0A], to: descriptor) else {
+        closedByOwner.withLock { $0 = true }
         return .failure(lost("it closed the connection"))
       }
       switch reader.withLock({ $0.next() }) {
@@ -62,9 +71,11 @@ final class ControlClient: Sendable {
         }
       case .tooLong: return .failure(HaulError(.generic, "the catalog's owner answered with too much"))
       case .end:
-        return .failure(
-          errno == EAGAIN || errno == EWOULDBLOCK
-            ? lost("it did not answer within \(Self.answerTimeout) s") : lost("it closed the connection"))
+        if errno == EAGAIN || errno == EWOULDBLOCK {
+          return .failure(lost("it did not answer within \(Self.answerTimeout) s"))
+        }
+        closedByOwner.withLock { $0 = true }
+        return .failure(lost("it closed the connection"))
       }
     }
     return try outcome.get()

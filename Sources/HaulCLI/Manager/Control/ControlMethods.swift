@@ -6,7 +6,9 @@ import HaulRPC
 /// The methods the subcommands call on the catalog's owner: each is one `DownloadManager` call
 /// with the subcommand's own meaning (a list of ids changed in one transaction, `--delete-files`,
 /// every download option and the credentials a catalog does not keep), which aria2's methods
-/// (one gid each, options as aria2 spells them) cannot carry.
+/// (one gid each, options as aria2 spells them) cannot carry; and what `haul ui` attached to
+/// the owner needs besides (`snapshot`, `cancel`, `limits`). Every kind of owner serves them
+/// (`ControlServer.start` adds them to whatever else it serves).
 ///
 /// A refusal is a result, not a JSON-RPC error: `{"failure": {category, message, hint}}`, so that
 /// the subcommand reports it exactly as when it opens the catalog itself (same message, same
@@ -16,6 +18,13 @@ enum ControlMethods {
   static let pause = "haul.pause"
   static let resume = "haul.resume"
   static let remove = "haul.remove"
+  static let cancel = "haul.cancel"
+  /// Every download and the statistics at one moment, live speeds included (`haul ui` attached
+  /// to the owner polls it): `{"downloads": [...], "statistics": {...}}` (`ControlSnapshot`).
+  static let snapshot = "haul.snapshot"
+  /// `[{"maxConcurrent": N, "overallRateLimit": BYTES|null}]`, each member optional: changes
+  /// those given; answers both as they are then (`[{}]` only reads them).
+  static let limits = "haul.limits"
 
   /// The methods on `manager`.
   static func methods(_ manager: DownloadManager) -> [RPCMethod] {
@@ -45,6 +54,44 @@ enum ControlMethods {
         return await outcome { () throws(HaulError) in
           if let ids { try await manager.resume(ids) } else { try await manager.resumeAll() }
           return .null
+        }
+      },
+      RPCMethod(cancel) { params in
+        let ids = try self.ids(params)
+        let deleting = params.values.count > 1 && params.values[1] == .bool(true)
+        return await outcome { () throws(HaulError) in
+          if let ids {
+            try await manager.cancel(ids, deletingFiles: deleting)
+          } else {
+            try await manager.cancelAll(deletingFiles: deleting)
+          }
+          return .null
+        }
+      },
+      RPCMethod(snapshot) { _ in
+        ["ok": ControlSnapshot(manager.snapshot()).json]
+      },
+      RPCMethod(limits) { params in
+        let object = JSONValue.object(try params.object(at: 0) ?? [:])
+        var concurrent: Int?
+        if let value = object["maxConcurrent"] {
+          guard let number = value.integer else { throw RPCError("haul: maxConcurrent must be an integer") }
+          concurrent = Int(clamping: number)
+        }
+        var rate: Int64??
+        if let value = object["overallRateLimit"] {
+          guard value == .null || value.integer != nil else {
+            throw RPCError("haul: overallRateLimit must be an integer or null")
+          }
+          rate = .some(value.integer)
+        }
+        return await outcome { () throws(HaulError) in
+          if let concurrent { try await manager.setMaxConcurrentDownloads(concurrent) }
+          if let rate { try manager.setOverallRateLimit(rate) }
+          return [
+            "maxConcurrent": .integer(Int64(manager.maxConcurrentDownloads)),
+            "overallRateLimit": manager.overallRateLimit.map(JSONValue.integer) ?? .null,
+          ]
         }
       },
       RPCMethod(remove) { params in

@@ -19,7 +19,8 @@ import HaulRPC
 /// checked), so calls on the socket need no token: the server adds the service's secret.
 ///
 /// Threads: one accepts; each connection has a thread of its own that reads a line, waits for
-/// the service's answer and writes it back (a few short-lived clients: the subcommands).
+/// the service's answer and writes it back (a few clients: the subcommands, short-lived, and
+/// `haul ui` attached to the owner, for as long as it runs).
 final class ControlServer: Sendable {
   static let maximumLine = 64 << 20
   static let maximumConnections = 32
@@ -27,8 +28,15 @@ final class ControlServer: Sendable {
   private let listener: ControlSocket.Listener
   private let service: RPCService
   private let secret: String
-  /// `answering`: requests read and not yet answered (`drain` waits for them).
-  private let state = Locked((stopped: false, connections: 0, answering: 0))
+  private let state = Locked(State())
+
+  /// The connections, each by its descriptor (open while it is in `open`): whether it is
+  /// answering a request (read and not yet answered: `drain` waits for them).
+  private struct State {
+    var stopped = false
+    var open: [Int32: Bool] = [:]
+    var answering: Int { open.values.count { $0 } }
+  }
 
   private init(listener: ControlSocket.Listener, service: RPCService, secret: String) {
     self.listener = listener
@@ -73,11 +81,16 @@ final class ControlServer: Sendable {
     return try start(location, service: RPCService(secret: secret, methods: methods), secret: secret)
   }
 
-  /// Stops accepting and removes the socket (connections being answered finish).
+  /// Stops accepting and removes the socket. Connections being answered get their answer and
+  /// then end; the others end at once, so that a client that stays connected (`haul ui`) learns
+  /// that the owner is going.
   func stop() {
     let first = state.withLock { state in
       defer { state.stopped = true }
-      return !state.stopped
+      guard !state.stopped else { return false }
+      // Their threads wake from recv(2) and close them (each leaves `open` before it closes).
+      for (descriptor, answering) in state.open where !answering { shutdown(descriptor, Int32(SHUT_RDWR)) }
+      return true
     }
     guard first else { return }
     ControlSocket.remove(listener)
@@ -105,21 +118,21 @@ final class ControlServer: Sendable {
         if [EINTR, ECONNABORTED, EMFILE, ENFILE].contains(code) { continue }
         break
       }
+      _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
       let admitted = state.withLock { state in
-        guard !state.stopped, state.connections < Self.maximumConnections else { return false }
-        state.connections += 1
+        guard !state.stopped, state.open.count < Self.maximumConnections else { return false }
+        state.open[connection] = false
         return true
       }
-      _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
       guard admitted, ControlSocket.peerUser(connection) == geteuid() else {
-        if admitted { state.withLock { $0.connections -= 1 } }
+        if admitted { state.withLock { $0.open[connection] = nil } }
         close(connection)
         continue
       }
       Detached.thread { [self] in
         serve(connection)
+        state.withLock { $0.open[connection] = nil }
         close(connection)
-        state.withLock { $0.connections -= 1 }
       }
     }
     close(listener.descriptor)
@@ -139,11 +152,20 @@ final class ControlServer: Sendable {
       case .end: return
       }
       let envelope = Self.authorized(RPCEnvelope.parse(line), secret: secret)
-      state.withLock { $0.answering += 1 }
+      // A request read after `stop()` is not carried out: the connection ends unanswered.
+      let taken = state.withLock { state in
+        guard !state.stopped else { return false }
+        state.open[descriptor] = true
+        return true
+      }
+      guard taken else { return }
       let response = Detached.wait { [service] in await service.respond(to: envelope) }
       let written = response.json.map { Self.write($0.serialized + [0x0A], to: descriptor) } ?? true
-      state.withLock { $0.answering -= 1 }
-      if !written { return }
+      let serving = state.withLock { state in
+        state.open[descriptor] = false
+        return !state.stopped
+      }
+      if !written || !serving { return }
     }
   }
 

@@ -112,6 +112,20 @@ enum ControlSocket {
     #endif
   }
 
+  /// The process at the other end of a connected socket, where the system tells (Linux).
+  static func peerProcess(_ descriptor: Int32) -> pid_t? {
+    #if os(Linux)
+      var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+      var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+      guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
+        Int(length) == MemoryLayout.size(ofValue: credentials), credentials.pid > 0
+      else { return nil }
+      return credentials.pid
+    #else
+      return nil
+    #endif
+  }
+
   /// Refuses what is at `path` unless nothing is, or a socket of the user's (a stale one):
   /// an owner checks this before it opens the catalog, so that nothing runs when it cannot serve.
   static func refuseForeign(_ path: String) throws(HaulError) {

@@ -4,6 +4,8 @@ enum UIKey: Equatable, Sendable {
   case enter, escape, backspace, delete, tab
   /// Ctrl-C (the terminal's signal keys are off in raw mode).
   case interrupt
+  /// Ctrl-Z.
+  case suspend
   /// A printable character.
   case character(Character)
   /// Anything else (an unknown escape sequence, another control key): ignored.
@@ -57,6 +59,7 @@ struct UIKeyDecoder {
   private static func ascii(_ byte: UInt8) -> UIKey {
     switch byte {
     case 0x03: .interrupt
+    case 0x1A: .suspend
     case 0x09: .tab
     case 0x0D, 0x0A: .enter
     case 0x08, 0x7F: .backspace

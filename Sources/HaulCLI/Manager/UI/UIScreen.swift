@@ -40,13 +40,26 @@ struct UIScreen {
     }
 
     init(_ download: DownloadSnapshot) {
-      var problem = download.error.map { ProgressLine.sanitize($0.message) }
-      if download.needsCredentials { problem = "it needs its credentials again (haul add it anew)" }
       self.init(
         id: download.id, name: ListTable.name(of: download), state: download.state, bytes: download.bytes,
         totalBytes: download.totalBytes,
         bytesPerSecond: download.state == .active ? download.bytesPerSecond : 0,
-        problem: problem)
+        problem: Self.problem(download.error, needsCredentials: download.needsCredentials))
+    }
+
+    /// A download of the catalog's owner (`haul.snapshot`).
+    init(_ download: ControlSnapshot.Download) {
+      let file = download.file.flatMap { $0.split(separator: "/").last.map(String.init) }
+      self.init(
+        id: download.id, name: ListTable.name(file: file, url: download.url), state: download.state,
+        bytes: download.bytes, totalBytes: download.totalBytes,
+        bytesPerSecond: download.state == .active ? download.bytesPerSecond : 0,
+        problem: Self.problem(download.error, needsCredentials: download.needsCredentials))
+    }
+
+    private static func problem(_ error: HaulError?, needsCredentials: Bool) -> String? {
+      if needsCredentials { return "it needs its credentials again (haul add it anew)" }
+      return error.map { ProgressLine.sanitize($0.message) }
     }
 
     var row: UIState.Row { UIState.Row(id: id, name: name) }
@@ -58,6 +71,22 @@ struct UIScreen {
     var active: Int
     var bytesPerSecond: Double
     var maxConcurrent: Int
+    /// The process that owns the catalog, when `haul ui` is attached to another one.
+    var owner: Int32?
+    /// Said on the message line above anything else (the owner does not answer).
+    var notice: String?
+
+    init(
+      catalog: String, active: Int, bytesPerSecond: Double, maxConcurrent: Int, owner: Int32? = nil,
+      notice: String? = nil
+    ) {
+      self.catalog = catalog
+      self.active = active
+      self.bytesPerSecond = bytesPerSecond
+      self.maxConcurrent = maxConcurrent
+      self.owner = owner
+      self.notice = notice
+    }
   }
 
   static let reverse = "\u{1B}[7m"
@@ -93,7 +122,7 @@ struct UIScreen {
       lines.append(index == selected ? Self.reverse + pad(text) + Self.plain : text)
     }
     while lines.count < size.rows - 2 { lines.append("") }
-    lines.append(messageLine(items: items, selected: selected, state: state))
+    lines.append(messageLine(items: items, selected: selected, state: state, notice: summary.notice))
     lines.append(fit(Self.keysHelp))
     return lines
   }
@@ -104,12 +133,13 @@ struct UIScreen {
       + ByteQuantity.formatRate(summary.bytesPerSecond) + ", \(summary.maxConcurrent) at a time"
     let room = usable - counts.count - 2
     guard room >= 10 else { return fit(counts) }
-    let left = ProgressLine.truncate("haul ui  " + summary.catalog, to: room)
+    let owner = summary.owner.map { "  (owned by process \($0))" } ?? ""
+    let left = ProgressLine.truncate("haul ui  " + summary.catalog + owner, to: room)
     return Self.bold + left + Self.plain + String(repeating: " ", count: usable - left.count - counts.count)
       + counts
   }
 
-  private func messageLine(items: [Item], selected: Int?, state: UIState) -> String {
+  private func messageLine(items: [Item], selected: Int?, state: UIState, notice: String?) -> String {
     switch state.mode {
     case .adding(let text):
       let label = "Add URL (Enter adds, Esc cancels): "
@@ -120,6 +150,7 @@ struct UIScreen {
       let ending = "? Its files stay. y: remove, other keys: keep"
       return "Remove " + ProgressLine.truncate(name, to: max(1, usable - 7 - ending.count)) + ending
     case .browsing:
+      if let notice { return fit(ProgressLine.sanitize(notice)) }
       if let message = state.message { return fit(ProgressLine.sanitize(message)) }
       if let selected, let problem = items[selected].problem {
         return fit(items[selected].name + ": " + problem)

@@ -27,6 +27,8 @@ struct UIState: Equatable {
     case changeConcurrency(by: Int)
     /// Leave, everything saved; `interrupted` for Ctrl-C.
     case quit(interrupted: Bool)
+    /// Ctrl-Z: stop the process as SIGTSTP does, the terminal put back until it continues.
+    case suspend
   }
 
   /// One download as the keys see it.
@@ -72,6 +74,8 @@ struct UIState: Equatable {
 
   mutating func handle(_ key: UIKey, rows: [Row], visibleRows: Int) -> [Command] {
     if key == .interrupt { return [.quit(interrupted: true)] }
+    // Whatever is being typed or asked stays, to go on with after fg.
+    if key == .suspend { return [.suspend] }
     switch mode {
     case .browsing: return browse(key, rows: rows, visibleRows: visibleRows)
     case .confirmingRemoval(let id, _):

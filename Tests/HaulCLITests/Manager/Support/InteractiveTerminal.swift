@@ -97,6 +97,30 @@ final class InteractiveTerminal: @unchecked Sendable {
     process?.signal(number)
   }
 
+  /// The process's id, once started.
+  var pid: Int32? { process?.pid }
+
+  /// The terminal's settings now (raw mode or not).
+  var settings: termios {
+    var settings = termios()
+    _ = tcgetattr(slave, &settings)
+    return settings
+  }
+
+  /// The process's state as /proc tells it (`T`: stopped); nil when it cannot be told.
+  var processState: Character? {
+    guard let pid,
+      let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let name = text.lastIndex(of: ")")
+    else { return nil }
+    return text[name...].dropFirst().first { $0 != " " }
+  }
+
+  /// What was drawn after `mark`.
+  func drawn(after mark: Int) -> String {
+    lock.withLock { String(decoding: output[min(mark, output.count)...], as: UTF8.self) }
+  }
+
   /// Waits for the end: its exit status, and the terminal's settings it left. Then closes the
   /// terminal (the reading thread ends).
   func wait() async throws -> (status: Int32, settings: termios) {
