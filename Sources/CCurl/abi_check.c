@@ -58,6 +58,21 @@ SAME(CCURLOPT_TIMECONDITION, CURLOPT_TIMECONDITION);
 SAME(CCURLOPT_TIMEVALUE_LARGE, CURLOPT_TIMEVALUE_LARGE);
 SAME(CCURLOPT_FILETIME, CURLOPT_FILETIME);
 SAME(CCURLOPT_RANGE, CURLOPT_RANGE);
+SAME(CCURLOPT_SSH_KNOWNHOSTS, CURLOPT_SSH_KNOWNHOSTS);
+SAME(CCURLOPT_SSH_KEYFUNCTION, CURLOPT_SSH_KEYFUNCTION);
+SAME(CCURLOPT_SSH_KEYDATA, CURLOPT_SSH_KEYDATA);
+SAME(CCURLOPT_SSH_PRIVATE_KEYFILE, CURLOPT_SSH_PRIVATE_KEYFILE);
+SAME(CCURLOPT_SSH_PUBLIC_KEYFILE, CURLOPT_SSH_PUBLIC_KEYFILE);
+SAME(CCURLKHMATCH_OK, CURLKHMATCH_OK);
+SAME(CCURLKHMATCH_MISMATCH, CURLKHMATCH_MISMATCH);
+SAME(CCURLKHMATCH_MISSING, CURLKHMATCH_MISSING);
+SAME(CCURLKHSTAT_FINE, CURLKHSTAT_FINE);
+SAME(CCURLKHSTAT_REJECT, CURLKHSTAT_REJECT);
+SAME(CCURLKHTYPE_RSA1, CURLKHTYPE_RSA1);
+SAME(CCURLKHTYPE_RSA, CURLKHTYPE_RSA);
+SAME(CCURLKHTYPE_DSS, CURLKHTYPE_DSS);
+SAME(CCURLKHTYPE_ECDSA, CURLKHTYPE_ECDSA);
+SAME(CCURLKHTYPE_ED25519, CURLKHTYPE_ED25519);
 SAME(CCURL_NETRC_OPTIONAL, CURL_NETRC_OPTIONAL);
 SAME(CCURL_IPRESOLVE_WHATEVER, CURL_IPRESOLVE_WHATEVER);
 SAME(CCURL_IPRESOLVE_V4, CURL_IPRESOLVE_V4);
@@ -118,6 +133,17 @@ SAME(offsetof(ccurl_msg, easy_handle), offsetof(CURLMsg, easy_handle));
 SAME(offsetof(ccurl_msg, data), offsetof(CURLMsg, data));
 SAME(sizeof(((ccurl_msg *)0)->data.result), sizeof(CURLcode));
 SAME(sizeof(int64_t), sizeof(curl_off_t));
+// The host key the SSH key callback reads, and the enums it passes as int.
+SAME(sizeof(ccurl_khkey), sizeof(struct curl_khkey));
+SAME(offsetof(ccurl_khkey, key), offsetof(struct curl_khkey, key));
+SAME(offsetof(ccurl_khkey, len), offsetof(struct curl_khkey, len));
+SAME(offsetof(ccurl_khkey, keytype), offsetof(struct curl_khkey, keytype));
+SAME(sizeof(int), sizeof(enum curl_khtype));
+SAME(sizeof(int), sizeof(enum curl_khmatch));
+_Static_assert(__builtin_types_compatible_p(curl_sshkeycallback,
+                                            int (*)(CURL *, const struct curl_khkey *,
+                                                    const struct curl_khkey *, enum curl_khmatch, void *)),
+               "curl_sshkeycallback's prototype changed");
 SAME(sizeof(int), sizeof(CURLcode));
 SAME(sizeof(int), sizeof(CURLMSG));
 

@@ -46,6 +46,10 @@ int ccurl_easy_setopt_callback(ccurl_easy *handle, int option, ccurl_data_callba
   return curl_easy_setopt(handle, option, callback);
 }
 
+int ccurl_easy_setopt_sshkey_callback(ccurl_easy *handle, ccurl_sshkey_callback callback) {
+  return curl_easy_setopt(handle, CCURLOPT_SSH_KEYFUNCTION, callback);
+}
+
 int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value) {
   return curl_easy_getinfo(handle, info, value);
 }

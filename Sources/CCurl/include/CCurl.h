@@ -99,6 +99,13 @@ enum {
   // FTP: the server's modification time (MDTM) and a byte range (REST, or RETR of a part).
   CCURLOPT_FILETIME = 69,
   CCURLOPT_RANGE = 10007,
+  // SFTP: the known_hosts file checked (with a callback that says why a key is refused) and the
+  // key pair to log in with (curl's --key and --pubkey).
+  CCURLOPT_SSH_KNOWNHOSTS = 10183,
+  CCURLOPT_SSH_KEYFUNCTION = 20184,
+  CCURLOPT_SSH_KEYDATA = 10185,
+  CCURLOPT_SSH_PRIVATE_KEYFILE = 10153,
+  CCURLOPT_SSH_PUBLIC_KEYFILE = 10152,
 };
 
 /// Values of CCURLOPT_NETRC, CCURLOPT_IPRESOLVE and CCURLOPT_TIMECONDITION.
@@ -109,6 +116,33 @@ enum {
   CCURL_IPRESOLVE_V6 = 2,
   CCURL_TIMECOND_IFMODSINCE = 1,
 };
+
+/// What the known_hosts check found (`enum curl_khmatch`), what the key callback answers
+/// (`enum curl_khstat`), and the host key's type (`enum curl_khtype`).
+enum {
+  CCURLKHMATCH_OK = 0,
+  CCURLKHMATCH_MISMATCH = 1,
+  CCURLKHMATCH_MISSING = 2,
+  CCURLKHSTAT_FINE = 1,
+  CCURLKHSTAT_REJECT = 2,
+  CCURLKHTYPE_RSA1 = 1,
+  CCURLKHTYPE_RSA = 2,
+  CCURLKHTYPE_DSS = 3,
+  CCURLKHTYPE_ECDSA = 4,
+  CCURLKHTYPE_ED25519 = 5,
+};
+
+/// `struct curl_khkey`: a host key, raw bytes when `len` > 0 (else a base64 C string).
+typedef struct ccurl_khkey {
+  const char *key;
+  size_t len;
+  int keytype;
+} ccurl_khkey;
+
+/// CURLOPT_SSH_KEYFUNCTION: (handle, known key or NULL, the server's key, match, user data)
+/// -> a CCURLKHSTAT value.
+typedef int (*ccurl_sshkey_callback)(ccurl_easy *easy, const ccurl_khkey *knownkey,
+                                     const ccurl_khkey *foundkey, int match, void *clientp);
 
 /// CURLINFO values used by Haul.
 enum {
@@ -191,6 +225,8 @@ int ccurl_easy_setopt_pointer(ccurl_easy *handle, int option, const void *value)
 int ccurl_easy_setopt_off(ccurl_easy *handle, int option, int64_t value);
 /// For CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION, keeping the function pointer typed.
 int ccurl_easy_setopt_callback(ccurl_easy *handle, int option, ccurl_data_callback callback);
+/// For CURLOPT_SSH_KEYFUNCTION.
+int ccurl_easy_setopt_sshkey_callback(ccurl_easy *handle, ccurl_sshkey_callback callback);
 
 /// curl_easy_getinfo is variadic too; one wrapper per result kind.
 int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value);
