@@ -21,7 +21,8 @@ struct CurlOptionSetter {
     note(value.withCString { ccurl_easy_setopt_pointer(easy, option, $0) })
   }
 
-  private mutating func note(_ code: Int32) {
+  /// Keeps `code` when it is the first failure.
+  mutating func note(_ code: Int32) {
     if code != Int32(CCURLE_OK), failed == Int32(CCURLE_OK) { failed = code }
   }
 

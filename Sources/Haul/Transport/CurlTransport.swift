@@ -153,8 +153,12 @@ final class CurlTransfer {
   private let sink: any TransferSink
   private var headerList: UnsafeMutablePointer<ccurl_slist>?
   private var resolveList: UnsafeMutablePointer<ccurl_slist>?
-  /// For ftp:// and ftps:// URLs: what the server said, to be told as an HTTP response head.
+  /// For ftp://, ftps:// and sftp:// URLs: what the server said, to be told as an HTTP response head.
   private var ftp: FTPResponse?
+  /// For sftp:// URLs: the range, the host key check and the head (see SFTPTransfer).
+  private var sftp: SFTPTransfer?
+  /// An SFTP range's last byte arrived: the transfer stopped there on purpose.
+  private var reachedRangeEnd = false
   /// The largest file accepted (`NetworkOptions.maxFileSize`).
   private let maxFileSize: Int64?
   /// `-c FILE`: libcurl writes the jar when the handle is cleaned up, which may come after the
@@ -208,18 +212,24 @@ final class CurlTransfer {
     set(Int32(CCURLOPT_URL), request.url)
     set(Int32(CCURLOPT_NOSIGNAL), 1)
     set(Int32(CCURLOPT_FOLLOWLOCATION), 1)
-    set(Int32(CCURLOPT_PROTOCOLS_STR), "http,https,ftp,ftps")
+    set(Int32(CCURLOPT_PROTOCOLS_STR), "http,https,ftp,ftps,sftp")
     set(Int32(CCURLOPT_REDIR_PROTOCOLS_STR), "http,https")
     let lowercasedURL = request.url.lowercased()
-    if lowercasedURL.hasPrefix("ftp://") || lowercasedURL.hasPrefix("ftps://") {
-      // The engine's Range becomes REST (and a stop) on the data connection; the other headers are HTTP's.
+    let isSFTP = SFTPTransfer.handles(lowercasedURL: lowercasedURL)
+    if lowercasedURL.hasPrefix("ftp://") || lowercasedURL.hasPrefix("ftps://") || isSFTP {
+      // The engine's Range becomes REST (and a stop) on the data connection, or an SFTP seek;
+      // the other headers are HTTP's.
       let rangeValue = request.headers.first { $0.name.caseInsensitiveEquals("Range") }?.value
       let range = rangeValue.flatMap(FTPResponse.Range.init(httpRange:))
       if rangeValue != nil, range == nil { failed = Int32(CCURLE_URL_MALFORMAT) }
       ftp = FTPResponse(range: range)
       bodyOffset = range?.first ?? 0
       set(Int32(CCURLOPT_FILETIME), 1)
-      if let range { set(Int32(CCURLOPT_RANGE), range.curlRange) }
+      if isSFTP {
+        sftp = SFTPTransfer(request: request, range: range)
+      } else if let range {
+        set(Int32(CCURLOPT_RANGE), range.curlRange)
+      }
     } else {
       set(Int32(CCURLOPT_HTTPGET), 1)
     }
@@ -232,6 +242,7 @@ final class CurlTransfer {
     var options = CurlOptionSetter(easy: easy)
     options.apply(request.tls)
     options.apply(request.network, ifModifiedSince: request.ifModifiedSince)
+    sftp?.configure(&options, tls: request.tls)
     resolveList = options.resolveList
     if options.failed != ok { failed = options.failed }
     for (name, value) in request.headers where ftp == nil {
@@ -318,6 +329,8 @@ final class CurlTransfer {
       _ = ccurl_easy_getinfo_long(easy, Int32(CCURLINFO_CONDITION_UNMET), &unmet)
       if let ftpStatus, ftpStatus != 416 {
         head = ResponseHead(status: ftpStatus, headers: HTTPHeaders(), finalURL: finalURL)
+      } else if let sftp {
+        head = sftp.head(easy: easy, pastTheEnd: ftpStatus == 416, finalURL: finalURL)
       } else if let told = ftp.head(
         modified: modified >= 0 ? modified : nil, unchanged: unmet != 0, finalURL: finalURL)
       {
@@ -379,6 +392,10 @@ final class CurlTransfer {
     lastActivity = now
     switch deliverHeadIfNeeded() {
     case .deliver:
+      // An SFTP range was asked to the file's end (see SFTPTransfer): only its own bytes are taken.
+      let limit = sftp?.bodyLimit.map { Int(min(Int64(bytes.count), $0 - bodyReceived)) }
+      let offered = bytes.count
+      let bytes = limit.map { UnsafeRawBufferPointer(rebasing: bytes[0..<$0]) } ?? bytes
       if let maxFileSize, bodyOffset + bodyReceived + Int64(bytes.count) > maxFileSize {
         // A size not said in advance: stop at the first byte past the limit.
         stoppedBy = Self.tooLargeFailure(size: nil, limit: maxFileSize)
@@ -396,7 +413,12 @@ final class CurlTransfer {
       case .accepted:
         bodyReceived += Int64(bytes.count)
         for limiter in rateLimiters { limiter.consume(bytes.count, now: now) }
-        return bytes.count
+        if let bodyLimit = sftp?.bodyLimit, bodyReceived >= bodyLimit {
+          // Taking fewer than offered stops libcurl, with a write error `finish` knows to be the range's end.
+          reachedRangeEnd = true
+          return 0
+        }
+        return offered
       case .pause:
         // libcurl keeps this chunk and offers it again after `resumeReceiving`.
         pausedBySink = true
@@ -457,7 +479,7 @@ final class CurlTransfer {
           code: Int32(CCURLE_OPERATION_TIMEDOUT)))
       return
     case .curl(let result):
-      code = result
+      code = reachedRangeEnd && result == Int32(CCURLE_WRITE_ERROR) ? Int32(CCURLE_OK) : result
     }
     if let stoppedBy {
       // The transport stopped it, before the sink saw a head of a file it would refuse.
@@ -481,7 +503,7 @@ final class CurlTransfer {
       }
       return
     }
-    let detail = String(cString: errorBuffer)
+    let detail = sftp?.hostKeyProblem ?? String(cString: errorBuffer)
     let message = detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail
     let kind: TransportFailure.Kind
     switch Int(code) {

@@ -34,10 +34,14 @@ struct FTPResponse {
 
   /// The range asked for, nil for the whole file.
   let range: Range?
-  /// The file's size from the last `213` reply before the data (libcurl sends SIZE after MDTM).
+  /// The file's size from the last `213` reply before the data (libcurl sends SIZE after MDTM),
+  /// or as SFTP's stat told it.
   private(set) var size: Int64?
 
-  init(range: Range?) { self.range = range }
+  init(range: Range?, size: Int64? = nil) {
+    self.range = range
+    self.size = size
+  }
 
   /// A reply line the server sent on the control connection.
   mutating func receive(line: String) {

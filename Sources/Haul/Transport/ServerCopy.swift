@@ -4,7 +4,7 @@ import HaulCore
 /// Questions about the server's copy of a file, asked without downloading it.
 public enum ServerCopy {
   /// Whether the server's copy at `url` changed after `date` (curl's `-z`, wget's `-N`): one GET
-  /// with If-Modified-Since (MDTM for FTP), stopped as soon as its head arrives. A server that
+  /// with If-Modified-Since (MDTM for FTP, the file's time for SFTP), stopped as soon as its head arrives. A server that
   /// answers anything but `304 Not Modified` counts as newer, so the download that follows
   /// reports its errors (a 404) itself.
   ///

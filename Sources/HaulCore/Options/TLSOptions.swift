@@ -1,5 +1,6 @@
-/// Whom a download trusts and how it identifies itself over TLS: paths that libcurl hands to
-/// OpenSSL. nil fields keep libcurl's defaults (the system's CA bundle, no client certificate).
+/// Whom a download trusts and how it identifies itself over TLS (paths that libcurl hands to
+/// OpenSSL) and over SSH for sftp:// (known hosts and key pair, handed to libssh2). nil fields
+/// keep the defaults: the system's CA bundle, no client certificate, `~/.ssh/known_hosts`.
 ///
 /// ```swift
 /// var options = DownloadOptions()
@@ -15,16 +16,26 @@ public struct TLSOptions: Sendable, Hashable, Codable {
   /// The client certificate (PEM) for servers that ask for one (curl's `--cert`).
   public var clientCertificate: String?
   /// The client certificate's private key (PEM, unencrypted) when it is not in the certificate's file.
+  /// For sftp:// the private key to log in with, as curl's `--key` (nil tries `~/.ssh/id_ed25519`,
+  /// `id_ecdsa`, then `id_rsa`).
   public var clientKey: String?
+  /// sftp://: the public key of `clientKey` (curl's `--pubkey`); nil derives it from the private key.
+  public var sshPublicKey: String?
+  /// sftp://: the known_hosts file (OpenSSH format) that must hold the server's host key; nil for
+  /// `~/.ssh/known_hosts`. A host that is not in it, or offers another key, is refused unless
+  /// `DownloadOptions.verifyTLS` is false.
+  public var sshKnownHosts: String?
 
   public init(
     caFile: String? = nil, caDirectory: String? = nil, clientCertificate: String? = nil,
-    clientKey: String? = nil
+    clientKey: String? = nil, sshPublicKey: String? = nil, sshKnownHosts: String? = nil
   ) {
     self.caFile = caFile
     self.caDirectory = caDirectory
     self.clientCertificate = clientCertificate
     self.clientKey = clientKey
+    self.sshPublicKey = sshPublicKey
+    self.sshKnownHosts = sshKnownHosts
   }
 
   /// The trust the environment asks for, read as curl reads it: `CURL_CA_BUNDLE` (a CA file),

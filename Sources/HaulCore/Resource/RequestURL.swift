@@ -11,11 +11,12 @@ package enum RequestURL {
         .invalidInput, "'\(text)' is not a URL", hint: "give a full URL such as https://example.com/file")
     }
     let scheme = trimmed[..<schemeEnd.lowerBound].lowercased()
-    // FTP goes through libcurl too, resumed with the same state (see Transport/FTPResponse.swift).
-    guard ["http", "https", "ftp", "ftps"].contains(scheme) else {
+    // FTP and SFTP go through libcurl too, resumed with the same state (see Transport/FTPResponse.swift
+    // and Transport/SFTPTransfer.swift).
+    guard ["http", "https", "ftp", "ftps", "sftp"].contains(scheme) else {
       throw HaulError(
         .invalidInput, "unsupported URL scheme '\(scheme)'",
-        hint: "haul downloads http://, https://, ftp:// and ftps:// URLs")
+        hint: "haul downloads http://, https://, ftp://, ftps:// and sftp:// URLs")
     }
     let rest = trimmed[schemeEnd.upperBound...]
     let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
