@@ -27,9 +27,16 @@ extension CommandLineOptions {
       options.tls.clientCertificate = try readablePath(value, spelling: spelling)
       return .proceed
     },
-    .value(nil, "key", "FILE", "the client certificate's private key (PEM, unencrypted)") {
+    .value(
+      nil, "key", "FILE", "the private key: the client certificate's (PEM, unencrypted), or SFTP's login"
+    ) {
       options, value, spelling throws(UsageError) in
       options.tls.clientKey = try readablePath(value, spelling: spelling)
+      return .proceed
+    },
+    .value(nil, "pubkey", "FILE", "SFTP: the public key of --key (default: derived from the private key)") {
+      options, value, spelling throws(UsageError) in
+      options.tls.sshPublicKey = try readablePath(value, spelling: spelling)
       return .proceed
     },
     .value("u", "user", "USER[:PASS]", "log in as USER; without :PASS, $HAUL_PASSWORD or a prompt") {
@@ -175,9 +182,10 @@ extension CommandLineOptions {
     guard given.caFile == nil, given.caDirectory == nil else { return given }
     var names: [String: String] = [:]
     for name in ["CURL_CA_BUNDLE", "SSL_CERT_DIR", "SSL_CERT_FILE"] { names[name] = environment(name) }
-    var trust = TLSOptions.fromEnvironment(names)
-    trust.clientCertificate = given.clientCertificate
-    trust.clientKey = given.clientKey
+    let environment = TLSOptions.fromEnvironment(names)
+    var trust = given
+    trust.caFile = environment.caFile
+    trust.caDirectory = environment.caDirectory
     return trust
   }
 

@@ -54,7 +54,7 @@ struct CommandLineOptions: Equatable {
   var checksum: Checksum?
   /// `--no-sha256`.
   var skipSHA256 = false
-  /// `--cacert`, `--capath`, `--cert`, `--key` (the environment's trust is added in `downloadOptions`).
+  /// `--cacert`, `--capath`, `--cert`, `--key`, `--pubkey` (the environment's trust is added in `downloadOptions`).
   var tls = TLSOptions()
   /// `-u`, `--netrc`, `-e`, `-b`, `-c`, `--proxy`, `--noproxy`, `-4`/`-6`, `--resolve`, limits.
   var network = NetworkOptions()
@@ -246,7 +246,7 @@ extension CommandLineOptions {
       $0.json = true
       return .proceed
     },
-    .flag(nil, "insecure", "do not verify TLS certificates (testing only)") {
+    .flag(nil, "insecure", "do not verify TLS certificates or SSH host keys (testing only)") {
       $0.insecure = true
       return .proceed
     },
