@@ -522,7 +522,10 @@ final class CurlTransfer {
     case Int(CCURLE_WRITE_ERROR), Int(CCURLE_ABORTED_BY_CALLBACK): kind = .aborted
     default: kind = .other
     }
-    sink.transferDidFinish(head: head, failure: TransportFailure(kind: kind, message: message, code: code))
+    sink.transferDidFinish(
+      head: head,
+      failure: TransportFailure(
+        kind: sftp?.hostKeyProblem == nil ? kind : .hostKey, message: message, code: code))
   }
 }
 

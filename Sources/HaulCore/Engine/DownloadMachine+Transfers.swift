@@ -245,7 +245,7 @@ extension DownloadMachine {
       let unreached = failure.kind == .connect && transfer.received == 0
       noteFailure(Self.error(for: failure), retryAfter: nil, unreached: unreached)
       return []
-    case .aborted, .resolve, .tls, .tooManyRedirects, .badURL, .malformedResponse:
+    case .aborted, .resolve, .tls, .hostKey, .tooManyRedirects, .badURL, .malformedResponse:
       return endRound(with: .failed(Self.error(for: failure)), now: now)
     }
   }
@@ -274,6 +274,10 @@ extension DownloadMachine {
         .tls, "TLS failed: \(failure.message)",
         hint: "the server's certificate could not be verified; --insecure skips the check (unsafe)",
         underlying: failure)
+    case .hostKey:
+      // The message says which key, where known_hosts is and how to add a key once checked.
+      HaulError(
+        .tls, failure.message, hint: "--insecure skips the host key check (unsafe)", underlying: failure)
     case .tooManyRedirects:
       HaulError(.protocol, "too many redirects: \(failure.message)", underlying: failure)
     case .badURL: HaulError(.invalidInput, "unusable URL: \(failure.message)", underlying: failure)

@@ -102,6 +102,8 @@ package struct TransportFailure: Error, Sendable, Equatable {
     case timedOut
     /// Certificate or handshake problem.
     case tls
+    /// An SFTP server's host key is not the one known_hosts holds for it (or none is there).
+    case hostKey
     /// More than the allowed redirects.
     case tooManyRedirects
     /// Malformed URL or unsupported scheme.
