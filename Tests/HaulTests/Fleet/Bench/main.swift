@@ -4,6 +4,7 @@
 //
 //   swift run -c release FleetBench                 # everything (about 4 minutes)
 //   swift run -c release FleetBench claims --quick  # 10,000 and 100,000 jobs, short runs
+//   swift run -c release FleetBench claims --sizes 10000,1000000 --runs 5   # medians and ranges
 //   swift run -c release FleetBench workers
 //   FleetBench manager QUEUE BASE LEASE URL…        # the crash test's child (ManagerChild.swift)
 import FleetTestSupport
@@ -17,7 +18,11 @@ import HaulTestSupport
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let quick = arguments.contains("--quick")
-let modes = arguments.filter { !$0.hasPrefix("--") }
+/// Options followed by a value (not modes).
+let valued: Set = ["--runs", "--sizes"]
+let modes = arguments.enumerated().filter { index, argument in
+  !argument.hasPrefix("--") && (index == 0 || !valued.contains(arguments[index - 1]))
+}.map(\.element)
 let child = modes.first == "manager"
 let runClaims = !child && (modes.isEmpty || modes.contains("claims"))
 let runWorkers = !child && (modes.isEmpty || modes.contains("workers"))
@@ -33,9 +38,9 @@ func fail(_ message: String) -> Never {
 }
 
 /// Runs `body` on `threads` threads of their own, each with its own connection, for `duration`
-/// seconds; returns the operations they counted.
+/// seconds or until they counted `limit` operations; returns the operations and the time taken.
 func hammer(
-  _ address: PostgresAddress, threads: Int, duration: Double,
+  _ address: PostgresAddress, threads: Int, duration: Double, limit: Int = .max,
   _ body: @escaping @Sendable (PostgresConnection, Int) throws(PostgresError) -> Int
 ) -> (operations: Int, seconds: Double) {
   let stop = Locked(false)
@@ -50,20 +55,45 @@ func hammer(
     group.enter()
     nonisolated(unsafe) let owned = connection
     Thread.detachNewThread {
-      var count = 0
       while !stop.withLock({ $0 }) {
-        do throws(PostgresError) { count += try body(owned, index) } catch {
+        let count: Int
+        do throws(PostgresError) { count = try body(owned, index) } catch {
           fail("\(error.haulError(address))")
         }
+        if total.withLock({
+          $0 += count; return $0 >= limit
+        }) {
+          stop.withLock { $0 = true }
+        }
       }
-      total.withLock { $0 += count }
       group.leave()
     }
   }
-  Thread.sleep(forTimeInterval: duration)
+  _ = group.wait(timeout: .now() + duration)
   stop.withLock { $0 = true }
   group.wait()
   return (total.withLock { $0 }, seconds(start))
+}
+
+/// The value of `--name VALUE`, if given.
+func option(_ name: String) -> String? {
+  arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+}
+
+/// "1,234" (the median of several runs), or "1,234 (1,100–1,300)" with their range.
+func summary(_ rates: [Double]) -> String {
+  func text(_ value: Double) -> String { Int(value.rounded()).formatted() }
+  let sorted = rates.sorted()
+  guard let low = sorted.first, let high = sorted.last else { return "-" }
+  let middle = sorted.count
+  let median = middle % 2 == 1 ? sorted[middle / 2] : (sorted[middle / 2 - 1] + sorted[middle / 2]) / 2
+  return sorted.count == 1 ? text(median) : "\(text(median)) (\(text(low))–\(text(high)))"
+}
+
+/// The load average over the last minute: the machine is shared, so every measurement says how busy it was.
+func loadAverage() -> String {
+  let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+  return String(text.split(separator: " ").first ?? "?")
 }
 
 // MARK: - Claim and progress rates
@@ -83,17 +113,27 @@ func claimBenchmark() {
   let origins = 1000
   let claimers = 32
   let duration = quick ? 3.0 : 6.0
-  let sizes = quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000]
+  let runs = option("--runs").flatMap(Int.init) ?? 1
+  let sizes =
+    option("--sizes").map { $0.split(separator: ",").compactMap { Int($0) } }
+    ?? (quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000])
+  #if DEBUG
+    let build = "debug"
+  #else
+    let build = "release"
+  #endif
   print(
-    "claim benchmark: \(claimers) concurrent claimers, \(origins) origins, PostgreSQL with fsync "
-      + "\(durable ? "on" : "off"), \(duration) s per measurement, on \(ProcessInfo.processInfo.activeProcessorCount) CPUs"
+    "claim benchmark (\(build) build): \(claimers) concurrent claimers, \(origins) origins, PostgreSQL with fsync "
+      + "\(durable ? "on" : "off"), at most \(duration) s per measurement and never more than half the queue, "
+      + "\(runs) run\(runs == 1 ? "" : "s") each (median and range), "
+      + "on \(ProcessInfo.processInfo.activeProcessorCount) CPUs, load average \(loadAverage())"
   )
   print(
     "| queued jobs | claims/s (limit 10^6 per origin) | claim+complete/s (4 per origin) | progress writes/s |"
   )
   print("| ---: | ---: | ---: | ---: |")
   var filled = 0
-  for size in sizes {
+  for size in sizes.sorted() {
     do throws(PostgresError) {
       try setup.query(
         """
@@ -103,67 +143,83 @@ func claimBenchmark() {
         FROM generate_series($1::bigint, $2::bigint) i
         """, [filled + 1, size, origins])
       filled = size
-      try reset(setup, limit: 1_000_000, origins: origins)
     } catch { fail("\(error.haulError(address))") }
-
-    // 1. Claims alone, with origins that never fill.
-    let claims = hammer(address, threads: claimers, duration: duration) {
-      connection, index throws(PostgresError) in
-      try connection.query(FleetSQL.claim, ["bench-\(index)", 60.0]).count == 1 ? 1 : 0
+    var rates: [[Double]] = [[], [], []]
+    for _ in 0..<runs {
+      let measured = measure(
+        address, setup, origins: origins, claimers: claimers, duration: duration, size: size)
+      for (index, rate) in measured.enumerated() { rates[index].append(rate) }
     }
-    // 2. The life of a job: claim, then complete it, with the default limit of 4.
-    do throws(PostgresError) { try reset(setup, limit: 4, origins: origins) } catch {
-      fail("\(error.haulError(address))")
-    }
-    let cycles = hammer(address, threads: claimers, duration: duration) {
-      connection, index throws(PostgresError) in
-      let rows = try connection.query(FleetSQL.claim, ["bench-\(index)", 60.0])
-      guard rows.count == 1, let id = rows[0, 0].flatMap({ Int64($0) }),
-        let token = rows[0, 7].flatMap({ Int64($0) })
-      else { return 0 }
-      try connection.query(
-        FleetSQL.complete, [id, token, 1000, String(repeating: "a", count: 64), "http://h/final", "f"])
-      return 1
-    }
-    // 3. Progress writes (each renews a lease) on 4 jobs held per writer.
-    do throws(PostgresError) { try reset(setup, limit: 1_000_000, origins: origins) } catch {
-      fail("\(error.haulError(address))")
-    }
-    let held = Locked<[Int: [(Int64, Int64)]]>([:])
-    _ = hammer(address, threads: claimers, duration: 0.01) { connection, index throws(PostgresError) in
-      guard held.withLock({ $0[index] == nil }) else { return 0 }
-      var leases: [(Int64, Int64)] = []
-      for _ in 0..<4 {
-        let rows = try connection.query(FleetSQL.claim, ["bench-\(index)", 600.0])
-        if let id = rows[0, 0].flatMap({ Int64($0) }), let token = rows[0, 7].flatMap({ Int64($0) }) {
-          leases.append((id, token))
-        }
-      }
-      held.withLock { $0[index] = leases }
-      return 0
-    }
-    let leases = held.withLock { $0 }
-    let writes = hammer(address, threads: claimers, duration: duration) {
-      connection, index throws(PostgresError) in
-      var written = 0
-      for (id, token) in leases[index] ?? [] {
-        let bytes = Int64.random(in: 0..<1 << 30)
-        written += try connection.query(
-          FleetSQL.renew, [id, token, bytes, Int64(1 << 30), 1e6, nil, nil, 600.0]
-        ).count
-      }
-      return written
-    }
-    func rate(_ result: (operations: Int, seconds: Double)) -> String {
-      String(Int((Double(result.operations) / result.seconds).rounded()))
-    }
-    print("| \(size) | \(rate(claims)) | \(rate(cycles)) | \(rate(writes)) |")
+    print("| \(size.formatted()) | \(rates.map(summary).joined(separator: " | ")) |")
   }
+  print("load average at the end: \(loadAverage())")
+}
+
+/// One measurement of each rate on a queue of `size` jobs: claims, claim + complete, progress writes.
+/// Claims stop once half the queue is claimed, so the queue stays between `size` and `size / 2`.
+func measure(
+  _ address: PostgresAddress, _ setup: PostgresConnection, origins: Int, claimers: Int, duration: Double,
+  size: Int
+) -> [Double] {
+  func reset(limit: Int) {
+    do throws(PostgresError) { try resetQueue(setup, limit: limit, origins: origins) } catch {
+      fail("\(error.haulError(address))")
+    }
+  }
+  // 1. Claims alone, with origins that never fill.
+  reset(limit: 1_000_000)
+  let claims = hammer(address, threads: claimers, duration: duration, limit: size / 2) {
+    connection, index throws(PostgresError) in
+    // The statement answers one row whether it claimed or not: count only rows with a job.
+    let rows = try connection.query(FleetSQL.claim, ["bench-\(index)", 60.0])
+    return rows.count == 1 && rows[0, 0] != nil ? 1 : 0
+  }
+  // 2. The life of a job: claim, then complete it, with the default limit of 4.
+  reset(limit: 4)
+  let cycles = hammer(address, threads: claimers, duration: duration, limit: size / 2) {
+    connection, index throws(PostgresError) in
+    let rows = try connection.query(FleetSQL.claim, ["bench-\(index)", 60.0])
+    guard rows.count == 1, let id = rows[0, 0].flatMap({ Int64($0) }),
+      let token = rows[0, 7].flatMap({ Int64($0) })
+    else { return 0 }
+    try connection.query(
+      FleetSQL.complete, [id, token, 1000, String(repeating: "a", count: 64), "http://h/final", "f"])
+    return 1
+  }
+  // 3. Progress writes (each renews a lease) on 4 jobs held per writer.
+  reset(limit: 1_000_000)
+  let held = Locked<[Int: [(Int64, Int64)]]>([:])
+  _ = hammer(address, threads: claimers, duration: 60, limit: claimers) {
+    connection, index throws(PostgresError) in
+    guard held.withLock({ $0[index] == nil }) else { return 0 }
+    var leases: [(Int64, Int64)] = []
+    for _ in 0..<4 {
+      let rows = try connection.query(FleetSQL.claim, ["bench-\(index)", 600.0])
+      if let id = rows[0, 0].flatMap({ Int64($0) }), let token = rows[0, 7].flatMap({ Int64($0) }) {
+        leases.append((id, token))
+      }
+    }
+    held.withLock { $0[index] = leases }
+    return 1
+  }
+  let leases = held.withLock { $0 }
+  let writes = hammer(address, threads: claimers, duration: duration) {
+    connection, index throws(PostgresError) in
+    var written = 0
+    for (id, token) in leases[index] ?? [] {
+      let bytes = Int64.random(in: 0..<1 << 30)
+      written += try connection.query(
+        FleetSQL.renew, [id, token, bytes, Int64(1 << 30), 1e6, nil, nil, 600.0]
+      ).count
+    }
+    return written
+  }
+  return [claims, cycles, writes].map { Double($0.operations) / $0.seconds }
 }
 
 /// Every job queued again, origins' counters recomputed with `limit`, the tables vacuumed (so that
 /// each measurement starts from the same shape, without the last one's dead rows).
-func reset(_ connection: PostgresConnection, limit: Int, origins: Int) throws(PostgresError) {
+func resetQueue(_ connection: PostgresConnection, limit: Int, origins: Int) throws(PostgresError) {
   try connection.query(
     "UPDATE haul.jobs SET state = 'queued', granted = 0, lease_token = NULL, lease_expires_at = NULL WHERE state <> 'queued'"
   )
