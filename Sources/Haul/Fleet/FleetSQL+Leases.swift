@@ -5,68 +5,24 @@
 /// and every later statement of the holder matches on both, so a worker whose lease expired and
 /// was taken over can no longer change the job in any way, however late its statements arrive.
 extension FleetSQL {
-  /// Claims one job: $1 worker name, $2 lease seconds.
+  /// Claims one job: $1 worker name, $2 lease seconds. One row: the job's columns (all NULL when
+  /// nothing was claimed) and `more`.
   ///
-  /// Two index probes, whatever the queue's length: the best origin that has a job waiting and a
+  /// One statement (in `haul.claim`, FleetSchema+Functions, whose plan the server keeps), two
+  /// index probes whatever the queue's length: the best origin that has a job waiting and a
   /// free connection (priority of its best job, then the origin served longest ago, so origins
-  /// take turns), then that origin's best job (priority, then position, then the order added). Both are locked with SKIP LOCKED, so concurrent
-  /// claimers never wait for each other: they take other origins. `more` tells a claimer that
-  /// found nothing whether other origins were claimable (then it tries again at once) or the
-  /// queue is idle.
-  package static let claim = """
-    WITH origin AS (
-      SELECT o.origin, o.max_connections - o.active AS free
-      FROM haul.origins o
-      WHERE o.queued > 0 AND o.active < o.max_connections
-      ORDER BY o.top_priority DESC NULLS LAST, o.last_claim_at, o.origin
-      LIMIT 1
-      FOR UPDATE SKIP LOCKED
-    ), job AS (
-      SELECT j.id, j.connections FROM origin, haul.jobs j
-      WHERE j.id = (
-        SELECT q.id FROM haul.jobs q
-        WHERE q.origin = origin.origin AND q.state = 'queued'
-        ORDER BY q.priority DESC, q.position, q.id
-        LIMIT 1
-        FOR UPDATE SKIP LOCKED)
-    ), claimed AS (
-      UPDATE haul.jobs j
-      SET state = 'active', worker = $1::text, lease_token = nextval('haul.lease_tokens'),
-          lease_expires_at = now() + make_interval(secs => $2::float8),
-          granted = least(job.connections, origin.free), attempts = j.attempts + 1,
-          started_at = coalesce(j.started_at, now()), progress_at = now(), speed = NULL
-      FROM job, origin
-      WHERE j.id = job.id
-      RETURNING j.id, j.gid, j.url, j.directory, j.file_name, j.options, j.granted, j.lease_token,
-                j.bytes, j.total, j.file, j.origin, j.attempts
-    ), counted AS (
-      UPDATE haul.origins o
-      SET active = o.active + coalesce((SELECT granted FROM claimed), 0),
-          queued = o.queued - (SELECT count(*) FROM claimed),
-          last_claim_at = now(),
-          top_priority = (
-            SELECT n.priority FROM haul.jobs n
-            WHERE n.origin = o.origin AND n.state = 'queued' AND n.id <> coalesce((SELECT id FROM claimed), 0)
-            ORDER BY n.priority DESC, n.position, n.id
-            LIMIT 1)
-      FROM origin
-      WHERE o.origin = origin.origin
-    )
-    SELECT c.id, c.gid, c.url, c.directory, c.file_name, c.options, c.granted, c.lease_token, c.bytes, c.total,
-           c.file, c.origin, c.attempts,
-           EXISTS (SELECT 1 FROM haul.origins r WHERE r.queued > 0 AND r.active < r.max_connections) AS more
-    FROM (SELECT 1) AS one LEFT JOIN claimed c ON true
-    """
+  /// take turns), then that origin's best job (priority, then position, then the order added).
+  /// Both are locked with SKIP LOCKED, so concurrent claimers never wait for each other: they
+  /// take other origins. `more` tells a claimer that found nothing whether other origins were
+  /// claimable (then it tries again at once) or the queue is idle.
+  package static let claim = "SELECT * FROM haul.claim($1::text, $2::float8)"
 
   /// Renews the lease and records progress: $1 id, $2 token, $3 bytes, $4 total, $5 speed, $6 file,
-  /// $7 final URL, $8 lease seconds. No row: the lease is lost. Else the pending request, if any.
+  /// $7 final URL, $8 lease seconds. No row: the lease is lost. Else the pending request, if any
+  /// (`haul.renew`: one UPDATE of the holder's row, matched on id, token and state).
   package static let renew = """
-    UPDATE haul.jobs
-    SET bytes = coalesce($3::bigint, bytes), total = coalesce($4::bigint, total), speed = $5::float8,
-        file = coalesce($6::text, file), final_url = coalesce($7::text, final_url), progress_at = now(),
-        lease_expires_at = now() + make_interval(secs => $8::float8)
-    WHERE id = $1::bigint AND lease_token = $2::bigint AND state = 'active'
-    RETURNING coalesce(control, '')
+    SELECT * FROM haul.renew($1::bigint, $2::bigint, $3::bigint, $4::bigint, $5::float8, $6::text, $7::text,
+                             $8::float8)
     """
 
   /// The holder's row, locked, with the connections it holds (for the origin's count).
@@ -93,18 +49,10 @@ extension FleetSQL {
   }
 
   /// Marks the job complete with its result: $1 id, $2 token, $3 size, $4 SHA-256, $5 final URL, $6 file.
-  /// No row: the lease was lost (another worker owns the job now).
+  /// No row: the lease was lost (another worker owns the job now). `haul.complete` marks the job
+  /// and frees its connections on the origin in one statement, as `fail` and `release` do.
   package static let complete = """
-    WITH \(held), finished AS (
-      UPDATE haul.jobs j
-      SET state = CASE WHEN j.control = 'remove' THEN 'removed' ELSE 'complete' END, control = NULL,
-          granted = 0, lease_expires_at = NULL, bytes = $3::bigint, total = $3::bigint, speed = NULL,
-          sha256 = $4::text, final_url = $5::text, file = $6::text, finished_at = now(), progress_at = now(),
-          error_category = NULL, error_message = NULL, error_hint = NULL
-      FROM held WHERE j.id = held.id
-      RETURNING j.state, j.priority
-    ), \(freed(requeued: "0"))
-    SELECT state FROM finished
+    SELECT * FROM haul.complete($1::bigint, $2::bigint, $3::bigint, $4::text, $5::text, $6::text)
     """
 
   /// Marks the job failed: $1 id, $2 token, $3 category, $4 message, $5 hint, $6 bytes held.

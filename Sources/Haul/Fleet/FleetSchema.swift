@@ -4,7 +4,7 @@
 /// never race, and a queue made by a newer Haul is refused instead of being damaged.
 package enum FleetSchema {
   /// The version this build creates and understands.
-  static let version = 2
+  static let version = 3
 
   /// Key of the advisory lock that serialises migrations (any constant unique to Haul).
   private static let migrationLock: Int64 = 0x6861_756C_7131  // "haulq1"
@@ -132,5 +132,7 @@ package enum FleetSchema {
       "CREATE INDEX jobs_claim ON haul.jobs (origin, priority DESC, position, id) WHERE state = 'queued'",
       "CREATE INDEX jobs_order ON haul.jobs (position, id)",
     ],
+    // The claim, renewal and completion as functions whose plans the server keeps (FleetSchema+Functions).
+    functions,
   ]
 }

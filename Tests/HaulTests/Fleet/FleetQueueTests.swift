@@ -225,7 +225,9 @@ struct FleetQueueTests {
     let url = try FleetTestDatabase.url()
     let queue = try await FleetQueue(PostgresAddress(url))
     try await queue.client.run { connection throws(PostgresError) in
-      #expect(try connection.query("SELECT value FROM haul.meta WHERE key = 'schema_version'")[0, 0] == "2")
+      #expect(
+        try connection.query("SELECT value FROM haul.meta WHERE key = 'schema_version'")[0, 0]
+          == "\(FleetSchema.version)")
       try connection.query("UPDATE haul.meta SET value = '99' WHERE key = 'schema_version'")
     }
     do {
@@ -251,7 +253,9 @@ struct FleetQueueTests {
       "INSERT INTO haul.jobs (gid, url, origin) VALUES ('00000000000000aa', 'http://a.example/f', 'http://a.example')"
     )
     let queue = try await FleetQueue(PostgresAddress(url))
-    #expect(try connection.query("SELECT value FROM haul.meta WHERE key = 'schema_version'")[0, 0] == "2")
+    #expect(
+      try connection.query("SELECT value FROM haul.meta WHERE key = 'schema_version'")[0, 0]
+        == "\(FleetSchema.version)")
     #expect(claimed(try await queue.claim(worker: "w", leaseSeconds: 30))?.id == "00000000000000aa")
   }
 
