@@ -98,7 +98,8 @@ public struct FleetJob: Sendable, Equatable {
   public let priority: Int
   /// Set while a worker holds the job and has not yet acted on `pause` or `remove` from elsewhere.
   public let pendingRequest: String?
-  /// The worker holding the job (or that finished it).
+  /// The worker holding the job: set only while the job is `active` (a queued, delayed, paused,
+  /// complete, failed or removed job is held by no worker).
   public let worker: String?
   /// Seconds until the holder's lease expires (negative: expired, not yet taken over).
   public let leaseRemaining: Double?
@@ -117,6 +118,9 @@ public struct FleetJob: Sendable, Equatable {
   public let lostLeases: Int
   /// Seconds until a delayed job is queued again.
   public let retryIn: Double?
+  /// The worker that completed the job or recorded its failure (only for `complete` and `failed`;
+  /// nil for a job the queue gave up on after its workers lost their leases).
+  public let finishedBy: String?
 
   public var fraction: Double? {
     guard let totalBytes, totalBytes > 0 else { return totalBytes == 0 ? 1 : nil }

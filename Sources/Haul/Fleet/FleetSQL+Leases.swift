@@ -108,6 +108,8 @@ extension FleetSQL {
                                     || ' workers lost their lease on it (they died, hung or lost the database)'
                                ELSE j.error_message END,
           finished_at = CASE WHEN j.control IS NULL AND j.lost_leases + 1 >= $1::int THEN now() END,
+          -- A job given up on was finished by no worker (the last one lost it).
+          worker = CASE WHEN j.control IS NULL AND j.lost_leases + 1 >= $1::int THEN NULL ELSE j.worker END,
           control = NULL, granted = 0, lease_expires_at = NULL, speed = NULL, lost_leases = j.lost_leases + 1
       FROM expired e
       WHERE j.id = e.id

@@ -28,11 +28,13 @@ package enum FleetSQL {
     FROM input
     """
 
-  /// The columns `job(_:)` reads, in order.
+  /// The columns `job(_:)` reads, in order. `worker` keeps the last holder's name; it is shown as
+  /// the holder only while the job is active, and as who finished it once complete or failed.
   static let jobColumns = """
-    gid, url, directory, file_name, state, priority, control, worker,
+    gid, url, directory, file_name, state, priority, control, CASE WHEN state = 'active' THEN worker END,
     extract(epoch FROM lease_expires_at - now()), granted, bytes, total, speed, file, final_url, sha256,
-    error_category, error_message, error_hint, attempts, lost_leases, extract(epoch FROM run_after - now())
+    error_category, error_message, error_hint, attempts, lost_leases, extract(epoch FROM run_after - now()),
+    CASE WHEN state IN ('complete', 'failed') THEN worker END
     """
 
   /// $1 ids or NULL for all, $2 include removed, $3 after this id or NULL, $4 limit.
@@ -54,7 +56,7 @@ package enum FleetSQL {
       leaseRemaining: row.double(8), connections: Int(row.int(9) ?? 0), bytes: row.int(10) ?? 0,
       totalBytes: row.int(11), bytesPerSecond: row.double(12), file: row.text(13), finalURL: row.text(14),
       sha256: row.text(15), error: error, attempts: Int(row.int(19) ?? 0), lostLeases: Int(row.int(20) ?? 0),
-      retryIn: row.double(21))
+      retryIn: row.double(21), finishedBy: row.text(22))
   }
 
   /// Waiting jobs are paused at once; a held one gets a request its worker acts on. $1 ids or NULL.

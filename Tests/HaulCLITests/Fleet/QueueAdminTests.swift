@@ -106,4 +106,38 @@ struct QueueAdminTests {
     #expect(output.stderr.contains("ffffffff"))
     await queue.close()
   }
+
+  /// `haul ls --queue URL --json` names a worker only for the jobs it holds now: a job it
+  /// completed, failed or gave back is held by no one.
+  @Test func lsNamesOnlyTheWorkerHoldingAJob() async throws {
+    let url = try TemporaryPostgres.shared().createDatabase()
+    let queue = try await FleetQueue(PostgresAddress(url))
+    let ids = try await queue.add(
+      try ["done", "failed", "back", "held"].map { try FleetJobRequest(url: "http://\($0).example/f") })
+    var leases: [String: FleetLease] = [:]
+    for _ in ids {
+      guard case .claimed(let lease) = try await queue.claim(worker: "w1", leaseSeconds: 30) else {
+        Issue.record("nothing to claim")
+        return
+      }
+      leases[lease.id] = lease
+    }
+    let result = DownloadResult(
+      file: URL(fileURLWithPath: "/x"), totalBytes: 1, bytesReceived: 1, resumedFrom: 0,
+      finalURL: "http://x/",
+      wasAlreadyComplete: false, remoteChanged: false, duration: 1, sha256: nil)
+    #expect(try await queue.complete(try #require(leases[ids[0]]), result: result, file: "f"))
+    #expect(try await queue.fail(try #require(leases[ids[1]]), error: HaulError(.server, "404"), bytes: 0))
+    #expect(try await queue.release(try #require(leases[ids[2]])) == .queued)
+    await queue.close()
+
+    let output = OutputCapture()
+    let status = await HaulCommand.run(arguments: ["ls", "--queue", url, "--json"], sink: output.sink)
+    #expect(status == ExitStatus.success, "\(output.stderr)")
+    let lines = output.stdout.split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+    #expect(lines.compactMap { $0["state"] as? String } == ["complete", "failed", "queued", "active"])
+    #expect(lines.map { $0["worker"] as? String } == [nil, nil, nil, "w1"])
+  }
 }

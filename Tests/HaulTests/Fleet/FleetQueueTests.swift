@@ -50,8 +50,35 @@ struct FleetQueueTests {
     #expect(done.sha256 == String(repeating: "a", count: 64))
     #expect(done.finalURL == "http://a.example/final")
     #expect(done.totalBytes == 10)
-    #expect(done.worker == "w")
+    #expect(done.worker == nil && done.finishedBy == "w")
     #expect(try await FleetTestDatabase.countersAgree(queue))
+  }
+
+  /// Only an active job has a holder: one that is complete, failed, given back, paused or delayed
+  /// is held by no worker, whoever held it last (who finished it is `finishedBy`).
+  @Test func onlyAnActiveJobNamesAWorker() async throws {
+    let queue = try await FleetTestDatabase.queue()
+    let names = ["complete", "failed", "queued", "paused", "delayed", "active"]
+    let ids = try await queue.add(try names.map { try request("http://\($0).example/f") })
+    var leases: [String: FleetLease] = [:]
+    for _ in names {
+      let lease = try #require(claimed(try await queue.claim(worker: "w", leaseSeconds: 30)))
+      leases[names[try #require(ids.firstIndex(of: lease.id))]] = lease
+    }
+    let result = DownloadResult(
+      file: URL(fileURLWithPath: "/x"), totalBytes: 1, bytesReceived: 1, resumedFrom: 0,
+      finalURL: "http://x/",
+      wasAlreadyComplete: false, remoteChanged: false, duration: 1, sha256: nil)
+    #expect(try await queue.complete(try #require(leases["complete"]), result: result, file: "d/f"))
+    #expect(try await queue.fail(try #require(leases["failed"]), error: HaulError(.server, "404"), bytes: 0))
+    #expect(try await queue.release(try #require(leases["queued"])) == .queued)
+    try await queue.pause([ids[3]])
+    #expect(try await queue.release(try #require(leases["paused"])) == .paused)
+    #expect(try await queue.release(try #require(leases["delayed"]), delay: 60) == .delayed)
+    let jobs = try await queue.jobs()
+    #expect(jobs.map(\.state.rawValue) == names)
+    #expect(jobs.map(\.worker) == [nil, nil, nil, nil, nil, "w"])
+    #expect(jobs.map(\.finishedBy) == ["w", "w", nil, nil, nil, nil])
   }
 
   @Test func originsTakeTurnsAndPriorityComesFirst() async throws {
@@ -126,6 +153,7 @@ struct FleetQueueTests {
     let job = try #require(try await queue.jobs([id]).first)
     #expect(job.state == .failed)
     #expect(job.error?.message.contains("3 workers lost their lease") == true)
+    #expect(job.worker == nil && job.finishedBy == nil)  // the queue gave up on it, no worker
     #expect(try await queue.retry([id]) == [id])
     #expect(try await queue.jobs([id]).first?.state == .queued)
     #expect(try await FleetTestDatabase.countersAgree(queue))

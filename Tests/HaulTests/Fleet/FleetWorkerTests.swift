@@ -75,7 +75,7 @@ struct FleetWorkerTests {
       #expect(job.file == "out/sub/f\(index).bin")
       #expect(job.bytes == Int64(bodies[index].count))
       #expect(job.sha256?.count == 64)
-      #expect(job.worker == "w")
+      #expect(job.finishedBy == "w" && job.worker == nil)
     }
     let names = try FileManager.default.contentsOfDirectory(atPath: directory.file("out/sub").path).sorted()
     #expect(names == (0..<5).map { "f\($0).bin" })  // no .part, no .haul left behind
@@ -169,7 +169,7 @@ struct FleetWorkerTests {
     #expect(try Data(contentsOf: directory.file("f.bin")) == Data(body))
     let job = try #require(try await queue.jobs([id]).first)
     #expect(job.state == .complete)
-    #expect(job.worker == "second")
+    #expect(job.finishedBy == "second" && job.worker == nil)
     #expect(job.lostLeases == 1)
   }
 
