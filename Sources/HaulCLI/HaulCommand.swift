@@ -90,7 +90,8 @@ enum HaulCommand {
 
   private static func download(_ options: CommandLineOptions, sink: OutputSink) async -> Int32 {
     if options.insecure {
-      sink.stderr("haul: warning: --insecure: TLS certificates, host names and SSH host keys are not checked\n")
+      sink.stderr(
+        "haul: warning: --insecure: TLS certificates, host names and SSH host keys are not checked\n")
     }
     let clockStart = ContinuousClock.now
     let style = reporterStyle(for: options, stderrIsTerminal: Terminal.stderrIsTerminal)

@@ -55,7 +55,8 @@ enum AddCommand {
       return await QueueCommands.add(options, paused: paused, queue: queue, sink: sink)
     }
     if options.insecure, !options.quiet {
-      sink.stderr("haul: warning: --insecure: TLS certificates, host names and SSH host keys will not be checked\n")
+      sink.stderr(
+        "haul: warning: --insecure: TLS certificates, host names and SSH host keys will not be checked\n")
     }
     let access: CatalogAccess
     let requests: [DownloadRequest]

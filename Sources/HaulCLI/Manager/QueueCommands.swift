@@ -149,6 +149,7 @@ enum QueueCommands {
       ("error_category", .optional(job.error.map { JSONEventLine.categoryName($0.category) })),
       ("hint", .optional(job.error?.hint)),
       ("worker", .optional(job.worker)),
+      ("finished_by", .optional(job.finishedBy)),
       ("priority", .int(Int64(job.priority))),
       ("directory", .string(job.directory)),
       ("attempts", .int(Int64(job.attempts))),

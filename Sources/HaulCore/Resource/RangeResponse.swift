@@ -148,7 +148,8 @@ package enum RangeResponse {
       return .fail(
         HaulError(
           .authentication, "the server answered \(status) \(statusText(status))",
-          hint: "pass credentials: -u USER:PASSWORD, --key FILE for SFTP, or -H 'Authorization: Bearer TOKEN'"))
+          hint: "pass credentials: -u USER:PASSWORD, --key FILE for SFTP, or -H 'Authorization: Bearer TOKEN'"
+        ))
     case 300..<400:
       return .fail(HaulError(.protocol, "the server answered \(status) without a usable redirect"))
     case 400..<600:

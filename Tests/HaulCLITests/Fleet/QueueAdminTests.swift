@@ -139,5 +139,6 @@ struct QueueAdminTests {
     }
     #expect(lines.compactMap { $0["state"] as? String } == ["complete", "failed", "queued", "active"])
     #expect(lines.map { $0["worker"] as? String } == [nil, nil, nil, "w1"])
+    #expect(lines.map { $0["finished_by"] as? String } == ["w1", "w1", nil, nil])
   }
 }
