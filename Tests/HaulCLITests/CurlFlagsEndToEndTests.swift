@@ -123,12 +123,12 @@ struct CurlFlagsEndToEndTests {
     #expect(viaProxy.status == 0, "\(viaProxy)")
     expectBytes(directory.contents("p.bin"), equal: proxied)
 
-    let deadPort = try TestEnvironment.freePort()
+    // A proxy where nothing listens (port 1: no test binds it).
     let direct = try await Self.haul(
       [
         "-q", "--retries", "1", "--noproxy", "127.0.0.1", "-o", directory.file("d.bin").path,
         server.url("/r.bin"),
-      ], environment: ["http_proxy": "http://127.0.0.1:\(deadPort)"])
+      ], environment: ["http_proxy": "http://127.0.0.1:1"])
     #expect(direct.status == 0, "\(direct)")
     expectBytes(directory.contents("d.bin"), equal: body)
   }
