@@ -53,6 +53,9 @@ public final class DownloadManager: Sendable {
   public let catalog: URL
   let core: ManagerCore
   private let eventBuffer: Int
+  /// The subscription made before the queue runs, for the first `events()` call: the launch's
+  /// events happen before a caller can subscribe.
+  private let launchEvents: Locked<AsyncStream<DownloadManagerEvent>?>
 
   /// Opens the catalog at `catalog` (creating it if there is none) and restores every download
   /// from it and from the downloads' own state files, without the network. Then, as
@@ -80,6 +83,7 @@ public final class DownloadManager: Sendable {
       catalog: implementation, limit: configuration.maxConcurrentDownloads, policy: configuration.launch,
       overallRateLimit: configuration.overallRateLimit, progressInterval: configuration.progressRecordInterval
     )
+    launchEvents = Locked(core.hub.subscribe(bufferingNewest: configuration.eventBuffer))
     Task.detached { [core] in await core.begin() }
   }
 
@@ -182,12 +186,15 @@ public final class DownloadManager: Sendable {
 
   // MARK: - Events and lifetime
 
-  /// A new subscription to every download's events, from now on. Subscribe as many times as
-  /// there are consumers (a UI, a log, an RPC server's notifications); each gets all events. The
-  /// stream ends when the manager closes. A subscriber that falls `Configuration.eventBuffer`
-  /// events behind loses the oldest.
+  /// A new subscription to every download's events. Subscribe as many times as there are
+  /// consumers (a UI, a log, an RPC server's notifications); each gets all events. The first
+  /// subscription began when the manager was created, so it also gets the launch's events (the
+  /// downloads that started, or finished, before it was asked for; until then it keeps up to
+  /// `Configuration.eventBuffer` of them); later ones begin when they are made. The stream ends
+  /// when the manager closes. A subscriber that falls `Configuration.eventBuffer` events behind
+  /// loses the oldest.
   public func events() -> AsyncStream<DownloadManagerEvent> {
-    core.hub.subscribe(bufferingNewest: eventBuffer)
+    launchEvents.withLock { $0.take() } ?? core.hub.subscribe(bufferingNewest: eventBuffer)
   }
 
   /// Returns when nothing runs and nothing will start by itself: every download is finished,

@@ -90,6 +90,29 @@ struct DownloadManagerTests {
     await manager.close()
   }
 
+  /// A download resumed at launch may start and finish before the caller subscribes: the first
+  /// subscription still sees it (`haul run --json` once printed no `started` line for one).
+  @Test func theFirstSubscriptionSeesWhatTheLaunchStarted() async throws {
+    let fixture = try ManagerFixture()
+    fixture.serve("/l.bin", size: 50_000, seed: 8)
+    var id = DownloadID.placeholder
+    do {
+      let manager = try fixture.open(launch: .hold)
+      id = try await manager.add(fixture.server.url("/l.bin"), to: .directory(fixture.downloads))
+      await manager.close()
+    }
+    let manager = try fixture.open(launch: .resume)
+    #expect(await idle(manager))
+    #expect(manager.download(id)?.state == .complete)
+    let log = EventLog(manager)
+    #expect(await log.wait("completed", id))
+    #expect(log.names(id) == ["started", "responded", "completed"])
+    let later = EventLog(manager)
+    try await Task.sleep(for: .milliseconds(100))
+    #expect(later.all.isEmpty, "a later subscription begins when it is made")
+    await manager.close()
+  }
+
   @Test func aPausedDownloadStaysPausedAcrossLaunches() async throws {
     let fixture = try ManagerFixture()
     let body = fixture.serve("/a.bin", size: 100_000, seed: 3)
@@ -255,7 +278,8 @@ struct DownloadManagerTests {
     let keep = try await manager.add(fixture.server.url("/keep"), to: .directory(fixture.downloads))
     let drop = try await manager.add(fixture.server.url("/drop"), to: .directory(fixture.downloads))
     #expect(await log.wait { if case .progress(big, let p) = $0 { p.bytes >= 100_000 } else { false } })
-    #expect(fixture.exists("big.part") && fixture.exists("big.haul"))
+    // The state file comes with the first checkpoint, a moment after the bytes.
+    #expect(await eventually { fixture.exists("big.part") && fixture.exists("big.haul") })
     try await manager.cancel(big, deletingFiles: true)
     #expect(await log.wait("removed", big))
     #expect(manager.download(big)?.state == .removed)
