@@ -234,23 +234,7 @@ public final class TemporaryPostgres: Sendable {
   }
 
   /// A port on 127.0.0.1 that was free a moment ago.
-  public static func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw Failure("socket: \(errno)") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-        bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-      }
-    }
-    guard bound else { throw Failure("bind: \(errno)") }
-    return Int(UInt16(bigEndian: address.sin_port))
-  }
+  public static func freePort() throws -> Int { try freeLoopbackPort() }
 
   public struct Failure: Error, CustomStringConvertible {
     public let description: String

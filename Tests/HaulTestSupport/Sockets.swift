@@ -19,6 +19,16 @@ public struct SocketError: Error, Sendable, CustomStringConvertible {
   public var description: String { "\(operation) failed: \(String(cString: strerror(code))) (\(code))" }
 }
 
+/// A port on 127.0.0.1 that was free a moment ago, for a server (nginx, PostgreSQL, sshd) that
+/// must be told its port before it binds it. Another process may take it meanwhile, so a test that
+/// needs a port where nothing listens uses port 1, which no test binds.
+public func freeLoopbackPort() throws(SocketError) -> Int {
+  let fd = try Sock.tcpSocket()
+  defer { close(fd) }
+  guard Sock.bindSocket(fd, Sock.loopbackAddress(port: 0)) == 0 else { throw SocketError("bind") }
+  return try Sock.localPort(fd)
+}
+
 enum Sock {
   #if canImport(Glibc)
     static let stream = Int32(SOCK_STREAM.rawValue)

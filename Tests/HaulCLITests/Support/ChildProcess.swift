@@ -132,27 +132,7 @@ enum TestEnvironment {
   }
 
   /// A port on 127.0.0.1 that was free a moment ago (for servers that need one in their config).
-  static func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw POSIXError(.EMFILE) }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let named = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    guard named == 0 else { throw POSIXError(.EINVAL) }
-    return Int(UInt16(bigEndian: address.sin_port))
-  }
+  static func freePort() throws -> Int { try freeLoopbackPort() }
 
   /// Whether something accepts TCP connections on 127.0.0.1:`port`.
   static func isListening(port: Int) -> Bool {
