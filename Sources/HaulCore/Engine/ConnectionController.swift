@@ -16,6 +16,10 @@ package struct ConnectionController: Sendable, Equatable {
   package var rateCap: Double?
   /// Length of one measurement, nanoseconds.
   package var window: UInt64 = 200_000_000
+  /// Length of the first one: one connection alone, whose rate is only the baseline the
+  /// next step is compared with (the first step is taken whatever it shows), so it need not
+  /// wait as long. A 1 s download loses less of its time to the ramp.
+  package var firstWindow: UInt64 = 100_000_000
   package var growthFactor = 4
   package var minimumGain = 1.15
 
@@ -55,7 +59,8 @@ package struct ConnectionController: Sendable, Equatable {
         if open >= target, windowStart == nil { windowStart = (now, bytes) }
         return min(target, useful)
       }
-      guard now > start.time, now - start.time >= window else { return min(target, useful) }
+      let length = previousRate == nil ? firstWindow : window
+      guard now > start.time, now - start.time >= length else { return min(target, useful) }
       let rate = Double(bytes - start.bytes) / (Double(now - start.time) / 1e9)
       if let previousRate, rate < previousRate * minimumGain {
         growing = false

@@ -247,6 +247,25 @@ import Testing
     #expect(Self.simulate(&unlimited, perConnection: 2e6, link: 1e12, windows: 6).last == 16)
   }
 
+  /// Ticks of 50 ms: the baseline of one connection takes 100 ms, each later step 200 ms, so a
+  /// server that limits each connection gets 16 after 350 ms (the step starts at the tick after
+  /// the connections it measures are open).
+  @Test func theBaselineWindowIsShorterThanTheSteps() {
+    var controller = ConnectionController(mode: .automatic(cap: 16))
+    var now: UInt64 = 1_000_000_000
+    var bytes: Int64 = 0
+    var open = controller.update(now: now, bytes: bytes, open: 1, rangesSupported: true, maximumUseful: 64)
+    var reached: [Int: UInt64] = [:]
+    for _ in 0..<20 {
+      now += 50_000_000
+      bytes += Int64(2e6 * Double(open) / 20)
+      open = controller.update(now: now, bytes: bytes, open: open, rangesSupported: true, maximumUseful: 64)
+      if reached[open] == nil { reached[open] = now - 1_000_000_000 }
+    }
+    #expect(reached[4] == 100_000_000, "\(reached)")
+    #expect(reached[16] == 350_000_000, "\(reached)")
+  }
+
   @Test func oneConnectionWithoutRanges() {
     var controller = ConnectionController(mode: .fixed(8))
     #expect(controller.update(now: 1, bytes: 0, open: 1, rangesSupported: false, maximumUseful: 64) == 1)
