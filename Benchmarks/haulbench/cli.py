@@ -63,7 +63,7 @@ def parse(argv):
                    "(run files or ids under <out>/runs) and stop")
     p.add_argument("--profile", action="store_true", help="profile `haul -x 1` (64 MiB) instead of benchmarking")
     p.add_argument("--no-plot", action="store_true", help="no chart (matplotlib not needed)")
-    p.add_argument("--haul", metavar="PATH", help="use this haul binary instead of `swift build -c release`")
+    p.add_argument("--haul", metavar="PATH", help="use this haul binary instead of `swift build -c release --static-swift-stdlib`")
     p.add_argument("--scratch-path", metavar="DIR", help="passed to swift build")
     p.add_argument("--workdir", metavar="DIR", help="where served files and downloads go (default: a new "
                    "directory under $TMPDIR, on its disk)")
@@ -111,7 +111,10 @@ def build_haul(args):
         return os.path.abspath(args.haul)
     if shutil.which("swift") is None:
         raise tools.MissingTools("swift is not installed: pass --haul PATH to benchmark a haul binary")
-    cmd = ["swift", "build", "-c", "release", "--product", "haul"]
+    # The binary the README's install section builds: with the Swift libraries linked in, only
+    # the pages it uses are resident (measured: 31 MiB peak for 1 GiB, against 33.5 MiB when
+    # the shared Swift libraries are mapped).
+    cmd = ["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "haul"]
     if args.scratch_path:
         cmd += ["--scratch-path", args.scratch_path]
     log("building: " + " ".join(cmd))
