@@ -12,8 +12,13 @@ import Testing
 ///
 /// Each trial downloads an 8 MiB file at 2 MB/s, SIGKILLs `haul` three times at seeded random
 /// moments, checks after every kill that the sidecar claims only bytes that are in the `.part`
-/// file and equal to the source, and finally lets a run finish and compares every byte.
-/// The trials run concurrently, each against its own server.
+/// file and equal to the source, that the next run asks for exactly the bytes after that claim,
+/// and finally lets a run finish and compares every byte. The trials run concurrently, each
+/// against its own server.
+///
+/// What the kills cost (the bytes that arrived after the last checkpoint) depends on how loaded
+/// the machine is, so it is printed here and judged by the benchmarks (`Benchmarks/run`,
+/// benchmark 4: after SIGKILL a rerun fetches at most the missing bytes and one checkpoint window).
 @Suite("crash trials: SIGKILL during downloads")
 struct CrashTrialTests {
   static let size = 8 << 20
@@ -23,8 +28,6 @@ struct CrashTrialTests {
   /// Kill moments after the start of each run. At most 3 × 1.2 s of 2 MB/s is about 7.2 MB, less
   /// than the file, so every kill lands before the download could have finished.
   static let killWindow = 0.3...1.2
-  /// The issue's target: three hard kills during an 8 MiB download cost at most 30% extra.
-  static let maxExtra = 0.30
 
   struct Trial: Sendable {
     let seed: UInt64
@@ -64,13 +67,12 @@ struct CrashTrialTests {
     print(
       String(
         format:
-          "crash trials: %d kills in %d trials; mean %.1f%% extra, worst %.1f%% (target: at most %.0f%%)",
-        kills, results.count, meanExtra * 100, worst * 100, Self.maxExtra * 100))
+          "crash trials: %d kills in %d trials; mean %.1f%% extra, worst %.1f%% (measured, not judged here)",
+        kills, results.count, meanExtra * 100, worst * 100))
     #expect(kills >= 20)
-    #expect(meanExtra <= Self.maxExtra)
-    // A single trial may be unlucky on a loaded machine (a slow fsync delays a checkpoint); the bound
-    // per trial is looser than the target so that noise cannot fail the suite, but a regression can.
-    #expect(worst <= 2 * Self.maxExtra)
+    // Checkpoints happen while a download runs: of 21 kills 0.3 to 1.2 s into a run, some find
+    // durable bytes (on a loaded CI machine all 7 trials had a claim by their third kill).
+    #expect(results.contains { $0.claims.contains { $0 > 0 } }, "no kill found a durable byte")
   }
 
   /// The same with several connections: after each kill the sidecar holds several ranges, each
@@ -142,6 +144,27 @@ struct CrashTrialTests {
     if connections == 1 {
       #expect(resumes.count <= claims.filter { $0 > 0 }.count)
       if (claims.last ?? 0) > 0 { #expect(resumes.count >= 1) }
+      // Each resume starts exactly where the claim before it ends: no durable byte is fetched
+      // twice, and none after it is skipped. Runs killed before their request ask nothing, so the
+      // starts are the positive claims in order, some perhaps left out.
+      let starts = resumes.compactMap { request -> Int64? in
+        guard let value = request.header("Range"), value.hasPrefix("bytes="), value.hasSuffix("-") else {
+          return nil
+        }
+        return Int64(value.dropFirst(6).dropLast())
+      }
+      #expect(
+        starts.count == resumes.count,
+        "trial \(seed): a resume asked for \(resumes.map { $0.header("Range") })")
+      var unmatched = claims.filter { $0 > 0 }[...]
+      for start in starts {
+        guard let index = unmatched.firstIndex(of: start) else {
+          Issue.record(
+            "trial \(seed): a resume started at \(start), no claim after a kill (claims \(claims))")
+          break
+        }
+        unmatched = unmatched[(index + 1)...]
+      }
     }
     #expect(resumes.allSatisfy { $0.header("If-Range") == etag && $0.status == 206 })
     return Trial(
