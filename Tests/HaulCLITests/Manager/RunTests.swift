@@ -14,8 +14,11 @@ import Testing
 struct RunTests {
   @Test func killedDuringSeveralDownloadsThenListedOfflineAndFinishedByteExact() async throws {
     let server = try TestServer()
-    // At 120 kB/s each, 4 MB take half a minute: time enough to see them run, on a loaded machine too.
+    // At 120 kB/s each, and silent after every 1 MB until haul's 30 s stall timeout, 4 MB take about
+    // two minutes: time enough to see them run even when the test process is starved by the tests
+    // around it (in a full ASan run the listing below first showed all three after about 40 s).
     let files = ServedFile.serve(3, size: 4_000_000, on: server, bytesPerSecond: 120_000, seed: 40)
+    for file in files { server.updateFaults("/" + file.name) { $0.stallAfterBytes = 1_000_000 } }
     let fixture = try CatalogFixture()
     let ids = try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url))
     let runner = try fixture.start("run", ["-j", "3", "--json"])
@@ -45,7 +48,12 @@ struct RunTests {
     #expect(!files.contains { fixture.directory.exists("out/" + $0.name) }, "nothing unfinished has its name")
 
     // Run again at full speed: every file ends byte-exact, resumed from what was held.
-    for file in files { server.updateFaults("/" + file.name) { $0.bytesPerSecond = nil } }
+    for file in files {
+      server.updateFaults("/" + file.name) {
+        $0.bytesPerSecond = nil
+        $0.stallAfterBytes = nil
+      }
+    }
     let sentBefore = files.map { server.bodyBytesSent(for: "/" + $0.name) }
     let finished = try await fixture.run("run", ["--json"])
     #expect(finished.status == 0, "\(finished)")
