@@ -22,8 +22,11 @@ struct PostgresCatalogCrashTests {
     for index in 0..<2 {
       let body = TestResource.random(size: 1_200_000 + index, seed: UInt64(70 + index))
       var faults = TestFaults()
-      // Far longer than the test takes to kill it, however loaded the machine.
+      // Far longer than the test takes to kill it, however loaded the machine: 40 kB/s, and silent
+      // after every 200 kB until the engine's 30 s stall timeout, so about three minutes (in a
+      // full ASan run a throttle alone, 30 s, ended before this starved test process killed it).
       faults.bytesPerSecond = 40_000
+      faults.stallAfterBytes = 200_000
       server.setResource("/k\(index).bin", TestResource(body: body, etag: "\"k\(index)\"", faults: faults))
       bodies.append(body)
     }
@@ -45,7 +48,14 @@ struct PostgresCatalogCrashTests {
     #expect(await child.kill(), "the child ended before the kill: \(child.stderr)")
     let held = try await queue.jobs()
     #expect(held.allSatisfy { $0.state == .active && $0.worker != nil })
-    for index in 0..<2 { server.updateFaults("/k\(index).bin") { $0.bytesPerSecond = nil } }
+    for index in 0..<2 {
+      server.updateFaults("/k\(index).bin") {
+        $0.bytesPerSecond = nil
+        $0.stallAfterBytes = nil
+      }
+    }
+    // Only the next manager's requests: the child's own retries after a stall ask for ranges too.
+    server.clearRequests()
 
     let manager = try DownloadManager(
       queue: try PostgresAddress(url), baseDirectory: base.url, leaseSeconds: 3)
