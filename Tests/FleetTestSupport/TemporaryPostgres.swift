@@ -142,7 +142,7 @@ public final class TemporaryPostgres: Sendable {
       ])
     var lastError = ""
     for _ in 0..<3 {
-      let port = try Self.freePort()
+      let port = try freeLoopbackPort()
       let server =
         tiedToShell + [
           binaries + "/postgres", "-D", root + "/data", "-p", String(port), "-k", root,
@@ -232,9 +232,6 @@ public final class TemporaryPostgres: Sendable {
       throw Failure("\(command.joined(separator: " ")): \(output.stdoutText)\(output.stderrText)")
     }
   }
-
-  /// A port on 127.0.0.1 that was free a moment ago.
-  public static func freePort() throws -> Int { try freeLoopbackPort() }
 
   public struct Failure: Error, CustomStringConvertible {
     public let description: String

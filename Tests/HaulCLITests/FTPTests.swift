@@ -136,7 +136,7 @@ final class FTPServer: Sendable {
   static func start() async throws -> FTPServer {
     let root = try TemporaryDirectory()
     for _ in 0..<3 {
-      let port = try TestEnvironment.freePort()
+      let port = try freeLoopbackPort()
       let process = try ChildProcess.start(
         URL(fileURLWithPath: python),
         ["-m", "pyftpdlib", "-i", "127.0.0.1", "-p", String(port), "-d", root.url.path])

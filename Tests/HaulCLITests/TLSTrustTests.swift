@@ -118,8 +118,8 @@ final class PrivateCAServer: Sendable {
     try makeCertificates(in: prefix)
     var lastFailure = ""
     for _ in 0..<3 {
-      let port = try TestEnvironment.freePort()
-      let mutualPort = try TestEnvironment.freePort()
+      let port = try freeLoopbackPort()
+      let mutualPort = try freeLoopbackPort()
       let path = prefix.url.path
       let config = """
         \(getuid() == 0 ? "user root;" : "")

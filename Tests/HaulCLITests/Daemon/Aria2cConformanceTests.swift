@@ -197,7 +197,7 @@ final class Aria2cProcess: Sendable {
 
   static func start(in directory: URL) async throws -> Aria2cProcess {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let port = UInt16(try TestEnvironment.freePort())
+    let port = UInt16(try freeLoopbackPort())
     let child = try ChildProcess.start(
       URL(fileURLWithPath: "/usr/bin/aria2c"),
       [

@@ -34,7 +34,7 @@ final class DaemonProcess: Sendable {
   ) async throws -> DaemonProcess {
     let binary = try #require(
       BinaryTests.binary, "the haul executable was not found; build it or set HAUL_BINARY")
-    let port = try port ?? UInt16(TestEnvironment.freePort())
+    let port = try port ?? UInt16(freeLoopbackPort())
     let downloads = directory.file("downloads")
     try? FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
     var all = ["daemon", "--rpc-listen-port", String(port), "-d", downloads.path]

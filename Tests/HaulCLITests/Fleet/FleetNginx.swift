@@ -41,7 +41,7 @@ final class FleetNginx: Sendable {
     let root = try TemporaryDirectory()
     try FileManager.default.createDirectory(at: prefix.file("tmp"), withIntermediateDirectories: true)
     for _ in 0..<3 {
-      let port = try TestEnvironment.freePort()
+      let port = try freeLoopbackPort()
       let config = """
         \(getuid() == 0 ? "user root;" : "")
         worker_processes 1;

@@ -17,8 +17,8 @@ struct RunTests {
     // At 120 kB/s each, and silent after every 1 MB until haul's 30 s stall timeout, 4 MB take about
     // two minutes: time enough to see them run even when the test process is starved by the tests
     // around it (in a full ASan run the listing below first showed all three after about 40 s).
-    let files = ServedFile.serve(3, size: 4_000_000, on: server, bytesPerSecond: 120_000, seed: 40)
-    for file in files { server.updateFaults("/" + file.name) { $0.stallAfterBytes = 1_000_000 } }
+    let files = ServedFile.serve(
+      3, size: 4_000_000, on: server, bytesPerSecond: 120_000, stallAfter: 1_000_000, seed: 40)
     let fixture = try CatalogFixture()
     let ids = try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url))
     let runner = try fixture.start("run", ["-j", "3", "--json"])

@@ -131,9 +131,6 @@ enum TestEnvironment {
       stderr: output.stderrText)
   }
 
-  /// A port on 127.0.0.1 that was free a moment ago (for servers that need one in their config).
-  static func freePort() throws -> Int { try freeLoopbackPort() }
-
   /// Whether something accepts TCP connections on 127.0.0.1:`port`.
   static func isListening(port: Int) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -83,9 +83,9 @@ final class RealServer: Sendable {
     var lastFailure = ""
     // A port found free may be taken before the server binds it: try a few times.
     for _ in 0..<3 {
-      let port = try TestEnvironment.freePort()
-      let slowPort = try TestEnvironment.freePort()
-      let tlsPort = tls ? try TestEnvironment.freePort() : nil
+      let port = try freeLoopbackPort()
+      let slowPort = try freeLoopbackPort()
+      let tlsPort = tls ? try freeLoopbackPort() : nil
       var config =
         template
         .replacingOccurrences(of: "@PREFIX@", with: prefix.url.path)

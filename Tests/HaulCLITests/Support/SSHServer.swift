@@ -64,7 +64,7 @@ final class SSHServer: Sendable {
     }
     let user = try #require(getpwuid(getuid())).pointee.pw_name.map { String(cString: $0) } ?? "root"
     for _ in 0..<3 {
-      let port = try TestEnvironment.freePort()
+      let port = try freeLoopbackPort()
       let config = """
         ListenAddress 127.0.0.1
         Port \(port)

@@ -86,17 +86,20 @@ struct ServedFile {
   let body: [UInt8]
   let url: String
 
-  /// Serves `count` files of `size` bytes at `/NAME`, each throttled to `bytesPerSecond`.
+  /// Serves `count` files of `size` bytes at `/NAME`, each throttled to `bytesPerSecond` and, with
+  /// `stallAfter`, silent after that many bytes of every response.
   static func serve(
-    _ count: Int, size: Int, on server: TestServer, bytesPerSecond: Int? = nil, seed: UInt64 = 1,
-    prefix: String = "f"
+    _ count: Int, size: Int, on server: TestServer, bytesPerSecond: Int? = nil, stallAfter: Int? = nil,
+    seed: UInt64 = 1, prefix: String = "f"
   ) -> [ServedFile] {
     (0..<count).map { index in
       let name = "\(prefix)\(index).bin"
       let body = TestResource.random(size: size + index * 1024, seed: seed + UInt64(index))
       server.setResource(
         "/" + name,
-        TestResource(body: body, etag: "\"\(name)-v1\"", faults: TestFaults(bytesPerSecond: bytesPerSecond)))
+        TestResource(
+          body: body, etag: "\"\(name)-v1\"",
+          faults: TestFaults(stallAfterBytes: stallAfter, bytesPerSecond: bytesPerSecond)))
       return ServedFile(name: name, body: body, url: server.url("/" + name))
     }
   }
