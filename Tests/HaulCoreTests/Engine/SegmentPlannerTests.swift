@@ -247,23 +247,49 @@ import Testing
     #expect(Self.simulate(&unlimited, perConnection: 2e6, link: 1e12, windows: 6).last == 16)
   }
 
-  /// Ticks of 50 ms: the baseline of one connection takes 100 ms, each later step 200 ms, so a
-  /// server that limits each connection gets 16 after 350 ms (the step starts at the tick after
-  /// the connections it measures are open).
-  @Test func theBaselineWindowIsShorterThanTheSteps() {
+  /// Ticks of 50 ms; each connection delivers `perConnection(n)` bytes per second when `n`
+  /// are open. Returns when each count was first wanted, in ms from the start.
+  static func ramp(_ perConnection: (Int) -> Double) -> [Int: Int] {
     var controller = ConnectionController(mode: .automatic(cap: 16))
     var now: UInt64 = 1_000_000_000
     var bytes: Int64 = 0
     var open = controller.update(now: now, bytes: bytes, open: 1, rangesSupported: true, maximumUseful: 64)
-    var reached: [Int: UInt64] = [:]
+    var reached: [Int: Int] = [:]
     for _ in 0..<20 {
       now += 50_000_000
-      bytes += Int64(2e6 * Double(open) / 20)
+      bytes += Int64(perConnection(open) * Double(open) / 20)
       open = controller.update(now: now, bytes: bytes, open: open, rangesSupported: true, maximumUseful: 64)
-      if reached[open] == nil { reached[open] = now - 1_000_000_000 }
+      if reached[open] == nil { reached[open] = Int((now - 1_000_000_000) / 1_000_000) }
     }
-    #expect(reached[4] == 100_000_000, "\(reached)")
-    #expect(reached[16] == 350_000_000, "\(reached)")
+    return reached
+  }
+
+  /// The baseline of one connection takes 100 ms. A server that limits each connection shows
+  /// a linear gain from four, which is acted on after 100 ms too: 16 connections after
+  /// 250 ms (the step starts at the tick after the connections it measures are open).
+  @Test func theBaselineWindowIsShorterThanTheSteps() {
+    let reached = Self.ramp { _ in 2e6 }
+    #expect(reached[4] == 100, "\(reached)")
+    #expect(reached[16] == 250, "\(reached)")
+  }
+
+  /// A gain that is real but far from linear (four connections, 1.6 times the rate, as when
+  /// new connections are still in slow start or share a link) waits for the whole 200 ms
+  /// window; from twice the rate on, the step is taken early.
+  @Test func aPartialGainWaitsForTheWholeWindow() {
+    let reached = Self.ramp { open in open == 1 ? 2e6 : 0.8e6 }
+    #expect(reached[4] == 100, "\(reached)")
+    #expect(reached[16] == 350, "\(reached)")
+    let almost = Self.ramp { open in open == 1 ? 2e6 : 2e6 * 0.49 }
+    #expect(almost[16] == 350, "\(almost)")
+    let enough = Self.ramp { open in open == 1 ? 2e6 : 2e6 * 0.51 }
+    #expect(enough[16] == 250, "\(enough)")
+  }
+
+  /// No gain: the step back is not taken early either; the count holds at four.
+  @Test func noGainStillHoldsAfterTheWholeWindow() {
+    let reached = Self.ramp { open in 2e6 / Double(open) }
+    #expect(reached[4] == 100 && reached[16] == nil, "\(reached)")
   }
 
   @Test func oneConnectionWithoutRanges() {
