@@ -19,7 +19,7 @@ VENV_PYTHON = os.path.join(VENV, "bin", "python")
 PACKAGES = {
     "nginx": "nginx-light", "/usr/bin/time": "time", "curl": "curl", "wget": "wget", "aria2c": "aria2",
     "axel": "axel", "cmp": "diffutils", "dd": "coreutils", "sha256sum": "coreutils", "valgrind": "valgrind",
-    "objcopy": "binutils",
+    "objcopy": "binutils", "openssl": "openssl", "sync": "coreutils",
 }
 COMMON = ["nginx", "/usr/bin/time", "curl", "cmp"]
 
