@@ -80,10 +80,19 @@ package enum HeaderField {
 }
 
 extension StringProtocol {
+  /// Without leading and trailing whitespace. Only the ends are looked at and the rest is
+  /// copied whole (every header line of every response passes here).
   package func trimmingWhitespace() -> String {
-    var scalars = Substring(self).unicodeScalars[...]
-    while let first = scalars.first, first.properties.isWhitespace { scalars.removeFirst() }
-    while let last = scalars.last, last.properties.isWhitespace { scalars.removeLast() }
-    return String(String.UnicodeScalarView(scalars))
+    let text = Substring(self)
+    let scalars = text.unicodeScalars
+    var start = scalars.startIndex
+    var end = scalars.endIndex
+    while start < end, scalars[start].properties.isWhitespace { start = scalars.index(after: start) }
+    while start < end {
+      let last = scalars.index(before: end)
+      guard scalars[last].properties.isWhitespace else { break }
+      end = last
+    }
+    return String(Substring(scalars[start..<end]))
   }
 }

@@ -23,6 +23,16 @@ import Testing
     #expect(throws: HaulError.self) { try RequestURL.normalize(input) }
   }
 
+  /// Only the ends go; what is between (combining marks, inner spaces) is kept whole.
+  @Test(arguments: [
+    ("", ""), ("   ", ""), ("x", "x"), (" \t a b \r\n", "a b"), ("\u{00A0}n\u{2003}", "n"),
+    ("e\u{301} ", "e\u{301}"), (" \u{301}x", "\u{301}x"), ("文 件", "文 件"),
+  ])
+  func trimsWhitespaceAtTheEnds(input: String, expected: String) {
+    #expect(input.trimmingWhitespace() == expected)
+    #expect(input[...].trimmingWhitespace() == expected)
+  }
+
   @Test func headerFieldSyntax() {
     #expect(HeaderField.isValidName("X-Token"))
     #expect(!HeaderField.isValidName("Bad Name"))

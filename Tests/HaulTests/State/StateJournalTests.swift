@@ -23,6 +23,59 @@ import Testing
     #expect(try StateJournal.decode(StateJournal.encode(state)) == state)
   }
 
+  /// The JSON line is written by hand; it must be what `JSONEncoder` writes (so state files
+  /// stay as they were) and read back by `JSONDecoder`.
+  @Test func theJSONIsWhatJSONEncoderWrites() throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    var full = ResumeState(
+      url: "https://example.com/dir/a%20b?x=1&y=\"2\"", finalURL: "https://cdn.example/é/ü/文件.iso",
+      totalBytes: 1 << 40, etag: "W/\"ab\\cd\"", lastModified: "Wed, 21 Oct 2015 07:28:00 GMT",
+      ranges: [ByteRange(start: 0, end: 10), ByteRange(start: 20, end: 1 << 39)],
+      digests: ["sha-512": "AAAA/+==", "sha-256": "q83v", "md5": "x"])
+    var states = [ResumeState(url: "u"), Self.sample(), full]
+    full.url = "tab\there, newline\n, return\r, bell\u{07}, nul\u{00}, esc\u{1B}, \u{08}\u{0C}\u{7F}"
+    full.digests = [:]
+    states.append(full)
+    for state in states {
+      let expected = Array(try encoder.encode(state))
+      let written = StateJournal.json(state)
+      #expect(
+        written == expected,
+        "\(String(decoding: written, as: UTF8.self)) != \(String(decoding: expected, as: UTF8.self))")
+    }
+  }
+
+  /// Random states (seeded): every one reads back equal.
+  @Test func randomStatesRoundTrip() throws {
+    var generator = SplitMix64(seed: 0x57A7E)
+    let alphabet = Array("aé/\\\"\n\t\u{01}\u{1F} 文😀%".unicodeScalars)
+    func text() -> String {
+      var scalars = String.UnicodeScalarView()
+      for _ in 0..<Int.random(in: 0...12, using: &generator) {
+        scalars.append(alphabet[Int.random(in: 0..<alphabet.count, using: &generator)])
+      }
+      return String(scalars)
+    }
+    for _ in 0..<500 {
+      var ranges: [ByteRange] = []
+      var cursor: Int64 = 0
+      for _ in 0..<Int.random(in: 0...4, using: &generator) {
+        let start = cursor + Int64.random(in: 0...1000, using: &generator)
+        let end = start + Int64.random(in: 1...1_000_000, using: &generator)
+        ranges.append(ByteRange(start: start, end: end))
+        cursor = end + 1
+      }
+      let state = ResumeState(
+        url: text(), finalURL: Bool.random(using: &generator) ? text() : nil,
+        totalBytes: Bool.random(using: &generator) ? cursor + 5 : nil,
+        etag: Bool.random(using: &generator) ? text() : nil,
+        lastModified: Bool.random(using: &generator) ? text() : nil, ranges: ranges,
+        digests: Bool.random(using: &generator) ? [text(): text(), "sha-256": text()] : nil)
+      #expect(try StateJournal.decode(StateJournal.encode(state)) == state)
+    }
+  }
+
   @Test func everyTruncationIsRejected() {
     let bytes = StateJournal.encode(Self.sample())
     for length in 0..<(bytes.count - 1) {
