@@ -19,9 +19,11 @@ extension SafeFile {
   package static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o644)
     throws(LocalFileError)
   {
-    var random = SystemRandomNumberGenerator()
     try replace(path, with: bytes, mode: mode, unnamed: unnamedFilesWork) {
-      temporaryPath(beside: path, using: &random)
+      // A fresh generator per name, not one captured by the closure: the system's has no
+      // state, and ThreadSanitizer faults on the address of a captured empty value.
+      var random = SystemRandomNumberGenerator()
+      return temporaryPath(beside: path, using: &random)
     }
   }
 
@@ -64,8 +66,10 @@ extension SafeFile {
   package static func createTemporary(
     beside path: String, mode: mode_t = 0o600
   ) throws(LocalFileError) -> (descriptor: Int32, path: String) {
-    var random = SystemRandomNumberGenerator()
-    return try createTemporary(for: path, mode: mode) { temporaryPath(beside: path, using: &random) }
+    return try createTemporary(for: path, mode: mode) {
+      var random = SystemRandomNumberGenerator()
+      return temporaryPath(beside: path, using: &random)
+    }
   }
 
   /// Creates a temporary file under the first of `names` that is free (O_EXCL, rule 2).
@@ -113,8 +117,8 @@ extension SafeFile {
     -> String
   {
     let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-    let suffix =
-      ".tmp-" + String((0..<12).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] })
+    var suffix = ".tmp-"
+    for _ in 0..<12 { suffix.append(alphabet[Int.random(in: 0..<alphabet.count, using: &random)]) }
     let slash = path.lastIndex(of: "/")
     let directory = slash.map { String(path[...$0]) } ?? ""
     var name = slash.map { String(path[path.index(after: $0)...]) } ?? path
