@@ -117,14 +117,17 @@ public final class DownloadManager: Sendable {
     let prepared = try ManagerInput.prepare(requests, now: Date().timeIntervalSince1970)
     return try await core.perform(
       { (shared) throws(HaulError) in
+        // A loop, not a closure capturing the generator: ThreadSanitizer faults on the
+        // address of a captured empty value (the system generator has no state).
         var generator = SystemRandomNumberGenerator()
         var ids: Set<DownloadID> = []
-        let records = prepared.map { item in
+        var records: [DownloadRecord] = []
+        for item in prepared {
           var record = item.record
           repeat {
             record.id = DownloadID.random(using: &generator)
           } while shared.machine.records[record.id] != nil || !ids.insert(record.id).inserted
-          return record
+          records.append(record)
         }
         return (try shared.machine.add(records, at: position, paused: paused), records.map(\.id))
       },

@@ -21,8 +21,13 @@ package enum SessionMethods {
 
   /// A new session id: 20 random bytes in hex, as aria2's.
   package static func newSessionID() -> String {
+    // A loop, not a closure capturing the generator (see `DownloadManager.add`).
     var generator = SystemRandomNumberGenerator()
-    return (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) }
-      .map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    var bytes: [UInt8] = []
+    for _ in 0..<20 { bytes.append(UInt8.random(in: 0...255, using: &generator)) }
+    return bytes.map { byte in
+      let hex = String(byte, radix: 16)
+      return hex.count == 1 ? "0" + hex : hex
+    }.joined()
   }
 }

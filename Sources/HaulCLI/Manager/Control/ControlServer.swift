@@ -74,9 +74,10 @@ final class ControlServer: Sendable {
   static func start(_ location: CatalogLocation, manager: DownloadManager, more: [RPCMethod])
     throws(HaulError) -> ControlServer
   {
+    // A loop, not a closure capturing the generator (see `DownloadManager.add`).
     var generator = SystemRandomNumberGenerator()
-    let secret = (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max, using: &generator), radix: 16) }
-      .joined()
+    var secret = ""
+    for _ in 0..<4 { secret += String(UInt64.random(in: 0...UInt64.max, using: &generator), radix: 16) }
     let methods = ControlMethods.methods(manager) + more
     return try start(location, service: RPCService(secret: secret, methods: methods), secret: secret)
   }
