@@ -51,12 +51,7 @@ package enum RPCSecret {
 
   /// A new secret: 128 bits from the system's CSPRNG, as 32 hex digits (safe in URLs and shells).
   package static func generate() -> String {
-    // A loop, not a closure capturing the generator (see `DownloadManager.add`).
-    var generator = SystemRandomNumberGenerator()
-    let digits = Array("0123456789abcdef")
-    var secret = ""
-    for _ in 0..<32 { secret.append(digits[Int.random(in: 0..<16, using: &generator)]) }
-    return secret
+    RandomToken.hex(bytes: 16)
   }
 
   private static func readKept(_ path: String) throws(HaulError) -> String? {

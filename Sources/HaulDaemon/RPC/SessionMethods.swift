@@ -21,13 +21,6 @@ package enum SessionMethods {
 
   /// A new session id: 20 random bytes in hex, as aria2's.
   package static func newSessionID() -> String {
-    // A loop, not a closure capturing the generator (see `DownloadManager.add`).
-    var generator = SystemRandomNumberGenerator()
-    var bytes: [UInt8] = []
-    for _ in 0..<20 { bytes.append(UInt8.random(in: 0...255, using: &generator)) }
-    return bytes.map { byte in
-      let hex = String(byte, radix: 16)
-      return hex.count == 1 ? "0" + hex : hex
-    }.joined()
+    RandomToken.hex(bytes: 20)
   }
 }

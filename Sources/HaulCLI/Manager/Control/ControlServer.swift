@@ -74,10 +74,7 @@ final class ControlServer: Sendable {
   static func start(_ location: CatalogLocation, manager: DownloadManager, more: [RPCMethod])
     throws(HaulError) -> ControlServer
   {
-    // A loop, not a closure capturing the generator (see `DownloadManager.add`).
-    var generator = SystemRandomNumberGenerator()
-    var secret = ""
-    for _ in 0..<4 { secret += String(UInt64.random(in: 0...UInt64.max, using: &generator), radix: 16) }
+    let secret = RandomToken.hex(bytes: 32)
     let methods = ControlMethods.methods(manager) + more
     return try start(location, service: RPCService(secret: secret, methods: methods), secret: secret)
   }
