@@ -59,11 +59,11 @@ def measure(ctx):
                                   '--remote-name-all "$@" && sync -f "$d"', "sh", dl, *urls], verify=check),
     ]
     rows = alternate(tools, ctx.dl, ctx.base, ctx.reps, ctx.warmup)
+    # The run file need not list all the URLs: the arguments before them, then a count.
+    before_urls = {"curl -Z --parallel-max 16": 8, DURABLE: 5}
     for r in rows:
-        if r["tool"] == "curl -Z --parallel-max 16":
-            r["argv"] = r["argv"][:8] + [f"... {COUNT} URLs"]
-        elif r["tool"] == DURABLE:
-            r["argv"] = r["argv"][:5] + [f"... {COUNT} URLs"]  # the run file need not list them all
+        if r["tool"] in before_urls:
+            r["argv"] = r["argv"][:before_urls[r["tool"]]] + [f"... {COUNT} URLs"]
     stats.summarize(rows, COUNT * SIZE, REFERENCE)
     return {"count": COUNT, "file_size": SIZE, "size": COUNT * SIZE, "reference": REFERENCE, "rows": rows,
             "metrics": {}}
