@@ -112,13 +112,29 @@ extension DownloadTests {
   @Test func twoDownloadsOfOneFileNeverRunAtOnce() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 400_000, seed: 24)
-    server.setResource("/f", TestResource(body: body, faults: TestFaults(bytesPerSecond: 1_000_000)))
+    // The first response goes silent after 200 kB (once) and the stall timeout is long, so the
+    // first download is still running however late a busy machine lets this test look (a
+    // throttled one could finish, and take its state file away, before the loop saw it).
+    let faults = TestFaults(stallAfterBytes: 200_000, stallTimes: 1)
+    server.setResource("/f", TestResource(body: body, etag: Self.etag, faults: faults))
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
-    let first = Task { try await Self.run(server.url("/f"), to: .file(file)) }
-    while !Self.exists(file.path + ".haul") { try await Task.sleep(for: .milliseconds(5)) }
+    var options = Self.fastOptions()
+    options.stallTimeout = 60
+    let firstDownload = Locked<Download?>(nil)
+    let first = Task {
+      try await Self.run(server.url("/f"), to: .file(file), options: options) { event, download in
+        firstDownload.withLock { $0 = download }
+        // Let it finish once the second has been refused: a new request gets the rest.
+        if case .paused = event { download.resume() }
+      }
+    }
+    while !Self.exists(file.path + ".haul") || firstDownload.withLock({ $0 }) == nil {
+      try await Task.sleep(for: .milliseconds(5))
+    }
     let second = try await Self.run(server.url("/f"), to: .file(file))
     #expect(second.error?.message.contains("another haul process") == true)
+    try #require(firstDownload.withLock { $0 }).pause()
     #expect(try await first.value.error == nil)
     do {
       let same = Self.holds(file, body)
