@@ -59,10 +59,11 @@ final class DownloadIO: Sendable {
     }
   }
 
-  /// Syncs the data and records `state`; `done` gets how long it took, or the error.
+  /// Syncs the data and records `state`; `done` gets how long it took from this call, with the
+  /// writes queued before it (what durable progress lags by), or the error.
   func checkpoint(_ state: ResumeState, done: @escaping @Sendable (Result<UInt64, HaulError>) -> Void) {
+    let started = Monotonic.now()
     queue.async { [self] in
-      let started = Monotonic.now()
       do throws(HaulError) {
         try persist(state, truncatingTo: nil, sync: true)
         done(.success(Monotonic.now() &- started))

@@ -183,8 +183,12 @@ package struct DownloadMachine: Sendable {
   package internal(set) var nextTransfer: TransferID = 1
   var nextToken = 1
   var lastCheckpoint: UInt64 = 0
-  /// How long the last checkpoint's sync took: the next one starts that much earlier.
+  /// How far the last checkpoint's state lagged when it became durable: the time its sync took
+  /// (from being asked) plus the age of the bytes still on their way to the file at its
+  /// snapshot. The next one starts that much earlier.
   var syncAllowance: UInt64 = 0
+  /// The second part of the allowance, measured at the in-flight checkpoint's snapshot.
+  var unwrittenAge: UInt64 = 0
   var checkpointInFlight = false
   /// Held bytes in the last state handed to the lane.
   var recordedHeld: Int64 = 0
@@ -469,8 +473,9 @@ package struct DownloadMachine: Sendable {
 
   // MARK: - Checkpoints
 
-  /// Whether a periodic checkpoint is due at `now`: one interval after the last, less the last
-  /// sync's duration (at most half an interval), so durable progress lags by about one interval.
+  /// Whether a periodic checkpoint is due at `now`: one interval after the last, less how far
+  /// the last one lagged (at most half an interval), so durable progress lags received bytes by
+  /// about one interval: what a hard kill loses.
   package func checkpointDue(at now: UInt64) -> Bool {
     let interval = configuration.checkpointInterval
     return now &- lastCheckpoint >= interval - min(syncAllowance, interval / 2)
@@ -484,13 +489,22 @@ package struct DownloadMachine: Sendable {
     let state = snapshot
     recordedHeld = state.heldBytes
     stateFileDue = false
+    unwrittenAge = arrivalTime(of: receivedBytes - state.heldBytes)
     return [.checkpoint(state, then: nil)]
   }
 
+  /// The checkpoint is durable; it took `nanoseconds` from being asked.
   package mutating func checkpointDone(nanoseconds: UInt64) -> [DownloadAction] {
     checkpointInFlight = false
-    syncAllowance = nanoseconds
+    syncAllowance = nanoseconds &+ unwrittenAge
+    unwrittenAge = 0
     return []
+  }
+
+  /// How long `bytes` took to arrive at the measured speed (0 before there is one).
+  func arrivalTime(of bytes: Int64) -> UInt64 {
+    guard bytes > 0, speed.bytesPerSecond > 0 else { return 0 }
+    return UInt64(min(Double(bytes) / speed.bytesPerSecond * 1e9, 1e12))
   }
 
   /// A checkpoint, or a commit of a new version, failed (disk full …): the download fails.

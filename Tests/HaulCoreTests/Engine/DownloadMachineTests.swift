@@ -426,6 +426,38 @@ import Testing
         == [.checkpoint(Self.state(total: 1000, held: [ByteRange(start: 0, end: 300)]), then: nil)])
   }
 
+  /// A checkpoint starts early by how far the last one lagged: its sync, counted from when it
+  /// was asked, plus the age of the bytes still on their way to the file at its snapshot (at
+  /// the measured speed). So a hard kill loses about one interval of received bytes, not one
+  /// interval plus the write queue.
+  @Test func theNextCheckpointStartsEarlyByTheLastOnesLag() {
+    var machine = DownloadMachine(
+      DownloadMachine.Configuration(
+        recordedURL: Self.url, fixedConnections: 1,
+        retry: RetryPolicy(baseDelay: 1, maxDelay: 8, maxAttemptsWithoutProgress: 3),
+        minimumSplit: 100, checkpointInterval: 1_000_000, progressInterval: 1_000_000))
+    _ = machine.begin(.opened(ResumeState(url: Self.url)), now: 0)
+    _ = machine.receiveHead(1, Self.facts(200, length: 10_000), now: 0)
+    _ = machine.receiveBody(1, count: 600, now: 500_000)
+    // The state file, and the speed: 600 bytes in 1 ms.
+    #expect(machine.tick(now: 1_000_000).filter(Self.isCheckpoint).count == 1)
+    _ = machine.checkpointDone(nanoseconds: 50_000)
+    _ = machine.receiveBody(1, count: 300, now: 1_600_000)
+    #expect(machine.written(1, through: 800, now: 1_700_000).filter(Self.isCheckpoint).isEmpty)
+    // Due 50 µs early; 100 bytes are still on their way: 1/6 ms at 600 bytes per ms.
+    #expect(machine.tick(now: 1_949_999).filter(Self.isCheckpoint).isEmpty)
+    #expect(
+      machine.tick(now: 1_950_000).filter(Self.isCheckpoint)
+        == [.checkpoint(Self.state(total: 10_000, held: [ByteRange(start: 0, end: 800)]), then: nil)])
+    _ = machine.checkpointDone(nanoseconds: 100_000)
+    _ = machine.written(1, through: 900, now: 2_000_000)
+    // The next: 100 µs of sync plus 166,666 ns of unwritten bytes early.
+    #expect(machine.tick(now: 2_683_333).filter(Self.isCheckpoint).isEmpty)
+    #expect(
+      machine.tick(now: 2_683_334).filter(Self.isCheckpoint)
+        == [.checkpoint(Self.state(total: 10_000, held: [ByteRange(start: 0, end: 900)]), then: nil)])
+  }
+
   static func isCheckpoint(_ action: DownloadAction) -> Bool {
     if case .checkpoint = action { return true }
     return false
