@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Receives one transfer's events on the transport's event thread and turns them into the
 /// machine's events: a head into a disposition, bytes into a slot and a staged write, the
 /// finish (after the last staged write is on disk) into `transferEnded`.
@@ -10,6 +12,9 @@ final class ConnectionSink: TransferSink {
 
   private struct Box {
     var handle: (any TransferHandle)?
+    /// The transfer was to be resumed before `attach` gave its handle (the event thread may
+    /// reach the head before the thread that started the transfer attaches it).
+    var resumeOwed = false
     /// Set when the response carries a digest of its range.
     var rangeCheck: RangeDigestCheck?
     /// This transfer's bytes on their way to the file; created with the first body bytes,
@@ -18,6 +23,19 @@ final class ConnectionSink: TransferSink {
     var hasher: PrefixHasher?
     /// Whether the bytes are hashed while written (not while they await their range's check).
     var hashInline = true
+    var naming = Naming.none
+  }
+
+  /// A head that named the target (a directory destination) has it opened on the system's
+  /// pool, never on the event thread: creating a file waits on the directory, and every other
+  /// transfer would wait with it. Meanwhile the body waits (the transfer is paused).
+  private enum Naming {
+    case none
+    /// Being opened; `check` is the response's range check, if it has one; a finish that came
+    /// meanwhile runs once the target is open.
+    case opening(check: RangeDigestCheck?, finish: (@Sendable () -> Void)?)
+    /// Opened: what the body does.
+    case decided(BodyDisposition)
   }
 
   /// The held bytes `[plan.offset, plan.dataStart)` the response must repeat.
@@ -30,7 +48,23 @@ final class ConnectionSink: TransferSink {
     self.held = held
   }
 
-  func attach(_ handle: any TransferHandle) { box.withLock { $0.handle = handle } }
+  func attach(_ handle: any TransferHandle) {
+    let owed: Bool = box.withLock { box in
+      box.handle = handle
+      defer { box.resumeOwed = false }
+      return box.resumeOwed
+    }
+    if owed { handle.resumeReceiving() }
+  }
+
+  /// Offers the bytes the sink refused with `.pause` again, now or once the handle is attached.
+  private func resumeTransfer() {
+    let handle: (any TransferHandle)? = box.withLock { box in
+      if box.handle == nil { box.resumeOwed = true }
+      return box.handle
+    }
+    handle?.resumeReceiving()
+  }
 
   func transferDidReceiveHead(_ head: ResponseHead) -> BodyDisposition {
     var check: RangeDigestCheck?
@@ -41,17 +75,46 @@ final class ConnectionSink: TransferSink {
       check = RangeDigestCheck(head: head, range: ByteRange(start: first, end: last + 1))
     }
     let facts = run.facts(head, checkable: check?.range)
-    var reply = run.decide { $0.receiveHead(id, facts, now: $1) }
-    while case .nameTarget(let name) = reply {
-      reply = run.nameTarget(name, for: id, facts: facts)
-    }
+    let reply = run.decide { $0.receiveHead(id, facts, now: $1) }
+    guard case .nameTarget(let name) = reply else { return settle(reply, check) }
+    box.withLock { $0.naming = .opening(check: check, finish: nil) }
+    DispatchQueue.global().async { [self] in openTarget(name, facts) }
+    return .deliver  // `transferDidReceive` pauses until the target is open
+  }
+
+  /// Sets up what the machine decided for the response; returns what the body does.
+  private func settle(_ reply: HeadReply, _ check: RangeDigestCheck?) -> BodyDisposition {
     guard case .decided(let disposition, let checksRange, let actions) = reply else { return .abort }
     if checksRange, let check { box.withLock { $0.rangeCheck = check } }
     run.perform(actions)
     return disposition
   }
 
+  /// On the system's pool: opens the target the head named, then lets the body (or the
+  /// transfer's finish, if it came meanwhile) go on.
+  private func openTarget(_ name: String, _ facts: ResponseFacts) {
+    var reply = HeadReply.nameTarget(name)
+    while case .nameTarget(let name) = reply {
+      reply = run.nameTarget(name, for: id, facts: facts)
+    }
+    guard case .decided(let disposition, let checksRange, let actions) = reply else { return }
+    let finish: (@Sendable () -> Void)? = box.withLock { box in
+      guard case .opening(let check, let finish) = box.naming else { return nil }
+      if checksRange { box.rangeCheck = check }
+      box.naming = .decided(disposition)
+      return finish
+    }
+    run.perform(actions)
+    if let finish { finish() } else { resumeTransfer() }
+  }
+
   func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> ReceiveResult {
+    switch box.withLock({ $0.naming }) {
+    case .opening: return .pause
+    case .decided(.abort): return .abort
+    case .decided(.discard): return .accepted
+    case .none, .decided(.deliver): break
+    }
     // Room first: paused bytes are offered again, so nothing may be counted before this.
     if let stager = box.withLock({ $0.stager }), !stager.reserveRoom(for: bytes.count) { return .pause }
     var bytes = bytes
@@ -109,7 +172,7 @@ final class ConnectionSink: TransferSink {
         run.handle { $0.writeFailed(id, failure, now: $1) }
       },
       // Weak: the box holds the stager, which holds these callbacks.
-      roomAgain: { [weak box] in box?.withLock { $0.handle }?.resumeReceiving() })
+      roomAgain: { [weak self] in self?.resumeTransfer() })
     // One connection gets four blocks, so the network keeps going while the disk syncs;
     // many share the memory.
     let blocks = plan.bufferSize >= 1 << 20 ? 4 : 2
@@ -123,7 +186,24 @@ final class ConnectionSink: TransferSink {
   }
 
   func transferDidFinish(head: ResponseHead?, failure: TransportFailure?) {
+    let waits: Bool = box.withLock { box in
+      // A body-less response (an empty file) ends before its target is open.
+      guard case .opening(let check, _) = box.naming else { return false }
+      box.naming = .opening(check: check, finish: { [self] in finished(failure: failure) })
+      return true
+    }
+    if !waits { finished(failure: failure) }
+  }
+
+  private func finished(failure reported: TransportFailure?) {
     run.forget(id)
+    // The transport took the body as delivered; the target's opening refused it.
+    let refused =
+      reported == nil
+      && box.withLock { box in
+        if case .decided(.abort) = box.naming { true } else { false }
+      }
+    let failure = refused ? .refusedBySink : reported
     let (stager, check, hasher) = box.withLock { box in
       defer {
         box.stager = nil

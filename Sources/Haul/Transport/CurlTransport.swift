@@ -495,9 +495,7 @@ final class CurlTransfer {
         return
       }
       if disposition == .abort {
-        sink.transferDidFinish(
-          head: head,
-          failure: TransportFailure(kind: .aborted, message: "aborted", code: Int32(CCURLE_WRITE_ERROR)))
+        sink.transferDidFinish(head: head, failure: .refusedBySink)
       } else {
         sink.transferDidFinish(head: head, failure: nil)
       }
@@ -527,6 +525,13 @@ final class CurlTransfer {
       failure: TransportFailure(
         kind: sftp?.hostKeyProblem == nil ? kind : .hostKey, message: message, code: code))
   }
+}
+
+extension TransportFailure {
+  /// A transfer whose sink refused its response (`BodyDisposition.abort`), as libcurl reports a
+  /// write callback that takes nothing.
+  static let refusedBySink = TransportFailure(
+    kind: .aborted, message: "aborted", code: Int32(CCURLE_WRITE_ERROR))
 }
 
 private func curlHeaderCallback(
