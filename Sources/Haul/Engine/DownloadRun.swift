@@ -75,7 +75,6 @@ final class DownloadRun: Sendable {
     // However the run ends, background hashing of its bytes stops with it.
     defer { files.withLock { $0.hasher }?.cancel() }
     let start = try await blocking { () throws(HaulError) in try self.resolveStart() }
-    let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "haul.timer"))
     let outcome = await withCheckedContinuation {
       (continuation: CheckedContinuation<DownloadEnding, Never>) in
       ending.withLock { $0 = continuation }
@@ -86,11 +85,9 @@ final class DownloadRun: Sendable {
       case .pause: pause()
       case .cancel(let keepPartial): cancel(keepPartial: keepPartial)
       }
-      timer.schedule(deadline: .now() + .milliseconds(50), repeating: .milliseconds(50))
-      timer.setEventHandler { [weak self] in self?.handle { $0.tick(now: $1) } }
-      timer.resume()
+      RunTicker.shared.add(self)
     }
-    timer.cancel()
+    RunTicker.shared.remove(self)
     control.detach()
     // Syncs and renames run off Swift's cooperative threads: many downloads at once must not
     // take turns on two threads while each waits for its disk.
