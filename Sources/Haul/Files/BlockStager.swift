@@ -24,6 +24,11 @@ final class BlockStager: Sendable {
     var roomAgain: @Sendable () -> Void
   }
 
+  /// Blocks up to this size are hashed on the lane after their write (`beginInline`'s
+  /// `deferred`): the hash takes less than handing it to the hasher's thread and back. Larger
+  /// ones are hashed on that thread while they are written.
+  static let hashedOnTheLane = 256 * 1024
+
   private let file: PartFile
   private let io: DownloadIO
   private let blockSize: Int
@@ -180,8 +185,9 @@ final class BlockStager: Sendable {
   /// block is free again once both are done.
   private func submit(_ job: Job, hasher: PrefixHasher?) {
     let bytes = UnsafeRawBufferPointer(rebasing: job.block[0..<job.count])
-    // In order, on the event thread: inline hashes must begin in file order.
-    let hash = hasher?.beginInline(bytes, at: job.start)
+    // In order, on the event thread: inline hashes must begin in file order. A small block
+    // (a small file's, a slow connection's) is hashed on the lane, after its write.
+    let hash = hasher?.beginInline(bytes, at: job.start, deferred: job.count <= Self.hashedOnTheLane)
     io.async { [self] in
       var failure: SystemError?
       if !state.withLock({ $0.failed }) {

@@ -22,6 +22,8 @@ final class PrefixHasher: @unchecked Sendable {
     /// Inline hashes queued and not yet done, and where the last one ends: the next inline
     /// bytes must start there.
     var inlinePending = 0
+    /// Deferred inline hashes not yet queued or run, in the order begun.
+    var deferred: [InlineHash] = []
     var inlineEnd: Int64 = 0
     var workerQueued = false
     var cancelled = false
@@ -73,26 +75,16 @@ final class PrefixHasher: @unchecked Sendable {
   /// the hashed prefix (after reading back a small gap; else nil: they are read back once
   /// reported). Hashes run in the order they were begun. The caller must call `wait()` on the
   /// result before it touches or frees the bytes.
-  func beginInline(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> InlineHash? {
+  ///
+  /// - Parameter deferred: hash in `wait()`, on the caller's thread (through the queue, so in
+  ///   order), instead of on the queue's own thread at once: for a small block the hand-over
+  ///   costs more than the hash. A later hash that is not deferred queues it first.
+  func beginInline(_ bytes: UnsafeRawBufferPointer, at offset: Int64, deferred: Bool = false) -> InlineHash? {
     let count = Int64(bytes.count)
-    let gap: Int64? = progress.withLock { progress in
-      guard !progress.cancelled, progress.failure == nil, !progress.workerQueued else { return nil }
-      let expected = progress.inlinePending > 0 ? progress.inlineEnd : progress.hashed
-      guard expected <= offset else { return nil }
-      // A gap is read back first if it is small, written and nothing is queued before it;
-      // a large one is left to the read-back, after which inline hashing takes over.
-      let gap = offset - expected
-      guard gap == 0 || (progress.inlinePending == 0 && offset <= progress.available && gap <= batch)
-      else { return nil }
-      progress.inlinePending += 1
-      progress.inlineEnd = offset + count
-      return gap
-    }
-    guard let gap else { return nil }
-    let pending = InlineHash()
+    let hashed = Locked(false)
     // Lent until `wait()` returns, which the caller must reach before reusing the memory.
     nonisolated(unsafe) let lent = bytes
-    queue.async(group: pending.group) { [self] in
+    let work: @Sendable (_ gap: Int64) -> Void = { [self] gap in
       defer { progress.withLock { $0.inlinePending -= 1 } }
       // Skipped if the data was replaced or forgotten meanwhile.
       let proceed = progress.withLock { !$0.cancelled && $0.failure == nil && $0.hashed == offset - gap }
@@ -105,19 +97,82 @@ final class PrefixHasher: @unchecked Sendable {
       }
       for digest in digests.values { digest.update(lent) }
       progress.withLock { $0.hashed = offset + count }
-      pending.hashed.withLock { $0 = true }
+      hashed.withLock { $0 = true }
     }
+    let reserved: (pending: InlineHash, overtaken: [InlineHash])? = progress.withLock { progress in
+      guard !progress.cancelled, progress.failure == nil, !progress.workerQueued else { return nil }
+      let expected = progress.inlinePending > 0 ? progress.inlineEnd : progress.hashed
+      guard expected <= offset else { return nil }
+      // A gap is read back first if it is small, written and nothing is queued before it;
+      // a large one is left to the read-back, after which inline hashing takes over.
+      let gap = offset - expected
+      guard gap == 0 || (progress.inlinePending == 0 && offset <= progress.available && gap <= batch)
+      else { return nil }
+      progress.inlinePending += 1
+      progress.inlineEnd = offset + count
+      let pending = InlineHash(hashed: hashed, queue: queue, work: { work(gap) })
+      if deferred {
+        // Those `wait()` ran already need no queueing: a long run of small blocks keeps few.
+        progress.deferred.removeAll { !$0.isDeferred }
+        progress.deferred.append(pending)
+        return (pending, [])
+      }
+      defer { progress.deferred = [] }
+      return (pending, progress.deferred)
+    }
+    guard let (pending, overtaken) = reserved else { return nil }
+    // In the order begun: deferred hashes not yet waited for go first.
+    for earlier in overtaken { earlier.queueNow() }
+    if !deferred { pending.queueNow() }
     return pending
   }
 
   /// A hash started by `beginInline`.
   final class InlineHash: Sendable {
-    fileprivate let group = DispatchGroup()
-    fileprivate let hashed = Locked(false)
+    private enum Run {
+      /// Deferred: `wait()` runs it, unless a later hash queues it first.
+      case deferred(@Sendable () -> Void)
+      case queued
+      case taken
+    }
+    private let run: Locked<Run>
+    private let group = DispatchGroup()
+    private let hashed: Locked<Bool>
+    private let queue: DispatchQueue
 
-    /// Waits for the hash; true if the bytes were hashed.
+    fileprivate init(hashed: Locked<Bool>, queue: DispatchQueue, work: @escaping @Sendable () -> Void) {
+      self.hashed = hashed
+      self.queue = queue
+      self.run = Locked(.deferred(work))
+    }
+
+    fileprivate var isDeferred: Bool {
+      run.withLock { if case .deferred = $0 { true } else { false } }
+    }
+
+    /// Queues the hash on the hasher's queue, if neither queued nor taken by `wait()` yet.
+    fileprivate func queueNow() {
+      let work: (@Sendable () -> Void)? = run.withLock { run in
+        guard case .deferred(let work) = run else { return nil }
+        run = .queued
+        group.enter()  // before the lock is let go: a `wait()` now must wait for it
+        return work
+      }
+      guard let work else { return }
+      queue.async { [group] in
+        work()
+        group.leave()
+      }
+    }
+
+    /// Waits for the hash (or, deferred, runs it); true if the bytes were hashed. Once only.
     func wait() -> Bool {
-      group.wait()
+      let work: (@Sendable () -> Void)? = run.withLock { run in
+        guard case .deferred(let work) = run else { return nil }
+        run = .taken
+        return work
+      }
+      if let work { queue.sync(execute: work) } else { group.wait() }
       return hashed.withLock { $0 }
     }
   }

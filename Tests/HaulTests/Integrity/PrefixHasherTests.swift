@@ -65,6 +65,54 @@ import Testing
     #expect(hasher.bytesReadBack == 400_000)
   }
 
+  /// A deferred inline hash runs in `wait()`, still in the order the hashes began: one
+  /// begun while another is pending goes to the queue after it; none is read back.
+  @Test func deferredInlineHashesRunAtWaitInOrder() throws {
+    let directory = try TemporaryDirectory()
+    let body = TestResource.random(size: 900_000, seed: 73)
+    let part = try Self.partFile(body, in: directory)
+    let hasher = PrefixHasher(part: part, algorithms: [.sha256], batch: 1 << 30)
+    try body.withUnsafeBytes { raw in
+      let first = try #require(
+        hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<300_000]), at: 0, deferred: true))
+      // Pending: the first is not hashed until its wait, so this one cannot be deferred too.
+      let second = try #require(
+        hasher.beginInline(
+          UnsafeRawBufferPointer(rebasing: raw[300_000..<600_000]), at: 300_000, deferred: true))
+      #expect(first.wait())
+      #expect(second.wait())
+      let third = try #require(
+        hasher.beginInline(
+          UnsafeRawBufferPointer(rebasing: raw[600_000..<900_000]), at: 600_000, deferred: true))
+      #expect(third.wait())
+    }
+    hasher.advance(to: 900_000)
+    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
+    #expect(digests[.sha256] == IntegrityTests.hex(body))
+    #expect(hasher.bytesReadBack == 0)
+  }
+
+  /// A hash that is not deferred queues the deferred ones begun before it, so it never passes
+  /// them, whichever is waited for first.
+  @Test func aQueuedHashNeverPassesADeferredOne() throws {
+    let directory = try TemporaryDirectory()
+    let body = TestResource.random(size: 600_000, seed: 74)
+    let part = try Self.partFile(body, in: directory)
+    let hasher = PrefixHasher(part: part, algorithms: [.sha256], batch: 1 << 30)
+    try body.withUnsafeBytes { raw in
+      let first = try #require(
+        hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<1_000]), at: 0, deferred: true))
+      let second = try #require(
+        hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[1_000..<600_000]), at: 1_000))
+      #expect(second.wait())
+      #expect(first.wait())
+    }
+    hasher.advance(to: 600_000)
+    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
+    #expect(digests[.sha256] == IntegrityTests.hex(body))
+    #expect(hasher.bytesReadBack == 0)
+  }
+
   /// Inline bytes whose write failed are forgotten: the digests come from the file.
   @Test func forgottenInlineBytesAreHashedFromTheFile() throws {
     let directory = try TemporaryDirectory()
