@@ -97,14 +97,15 @@ final class ConnectionSink: TransferSink {
     while case .nameTarget(let name) = reply {
       reply = run.nameTarget(name, for: id, facts: facts)
     }
-    guard case .decided(let disposition, let checksRange, let actions) = reply else { return }
+    let check: RangeDigestCheck? = box.withLock { box in
+      if case .opening(let check, _) = box.naming { check } else { nil }
+    }
+    let disposition = settle(reply, check)
     let finish: (@Sendable () -> Void)? = box.withLock { box in
-      guard case .opening(let check, let finish) = box.naming else { return nil }
-      if checksRange { box.rangeCheck = check }
+      guard case .opening(_, let finish) = box.naming else { return nil }
       box.naming = .decided(disposition)
       return finish
     }
-    run.perform(actions)
     if let finish { finish() } else { resumeTransfer() }
   }
 

@@ -65,8 +65,7 @@ private final class EarlyHeadTransport: Transport {
     headers.add(name: "ETag", value: "\"early\"")
     let head = ResponseHead(status: 200, headers: headers, finalURL: request.url)
     guard sink.transferDidReceiveHead(head) == .deliver else {
-      sink.transferDidFinish(
-        head: head, failure: TransportFailure(kind: .aborted, message: "aborted", code: 23))
+      sink.transferDidFinish(head: head, failure: .refusedBySink)
       return handle
     }
     let chunk = 16_384
@@ -103,8 +102,7 @@ private final class EarlyHeadTransport: Transport {
         case .accepted: offset = end
         case .pause: continue
         case .abort:
-          return sink.transferDidFinish(
-            head: head, failure: TransportFailure(kind: .aborted, message: "aborted", code: 23))
+          return sink.transferDidFinish(head: head, failure: .refusedBySink)
         }
       }
       sink.transferDidFinish(head: head, failure: nil)

@@ -47,35 +47,40 @@ import Testing
     #expect(throws: HaulError.self) { try hasher.finish(total: 10, algorithms: [.sha256]) }
   }
 
+  /// Runs `steps` on a SHA-256 hasher of a file of `size` random bytes (no read-back before
+  /// `finish`), then checks the file's digest; returns how many bytes were read back.
+  static func hashedInline(
+    size: Int, seed: UInt64, _ steps: (PrefixHasher, UnsafeRawBufferPointer) throws -> Void
+  ) throws -> Int64 {
+    let directory = try TemporaryDirectory()
+    let body = TestResource.random(size: size, seed: seed)
+    let hasher = PrefixHasher(
+      part: try Self.partFile(body, in: directory), algorithms: [.sha256], batch: 1 << 30)
+    try body.withUnsafeBytes { try steps(hasher, $0) }
+    hasher.advance(to: Int64(size))
+    let digests = try hasher.finish(total: Int64(size), algorithms: [.sha256])
+    #expect(digests[.sha256] == IntegrityTests.hex(body))
+    return hasher.bytesReadBack
+  }
+
   /// Bytes hashed inline while being written need no second read; bytes out of order are
   /// refused and read back instead.
   @Test func inlineBytesAreNotReadAgain() throws {
-    let directory = try TemporaryDirectory()
-    let body = TestResource.random(size: 1_000_000, seed: 71)
-    let part = try Self.partFile(body, in: directory)
-    let hasher = PrefixHasher(part: part, algorithms: [.sha256], batch: 1 << 30)
-    try body.withUnsafeBytes { raw in
+    let readBack = try Self.hashedInline(size: 1_000_000, seed: 71) { hasher, raw in
       #expect(hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[100..<200]), at: 100) == nil)
       let first = try #require(hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<600_000]), at: 0))
       #expect(first.wait())
     }
-    hasher.advance(to: 600_000)
-    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
-    #expect(digests[.sha256] == IntegrityTests.hex(body))
-    #expect(hasher.bytesReadBack == 400_000)
+    #expect(readBack == 400_000)
   }
 
-  /// A deferred inline hash runs in `wait()`, still in the order the hashes began: one
-  /// begun while another is pending goes to the queue after it; none is read back.
+  /// A deferred inline hash runs in `wait()`, still in the order the hashes began; none is
+  /// read back.
   @Test func deferredInlineHashesRunAtWaitInOrder() throws {
-    let directory = try TemporaryDirectory()
-    let body = TestResource.random(size: 900_000, seed: 73)
-    let part = try Self.partFile(body, in: directory)
-    let hasher = PrefixHasher(part: part, algorithms: [.sha256], batch: 1 << 30)
-    try body.withUnsafeBytes { raw in
+    let readBack = try Self.hashedInline(size: 900_000, seed: 73) { hasher, raw in
       let first = try #require(
         hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<300_000]), at: 0, deferred: true))
-      // Pending: the first is not hashed until its wait, so this one cannot be deferred too.
+      // Begun while the first waits for its `wait()`: deferred too, and hashed after it.
       let second = try #require(
         hasher.beginInline(
           UnsafeRawBufferPointer(rebasing: raw[300_000..<600_000]), at: 300_000, deferred: true))
@@ -86,20 +91,13 @@ import Testing
           UnsafeRawBufferPointer(rebasing: raw[600_000..<900_000]), at: 600_000, deferred: true))
       #expect(third.wait())
     }
-    hasher.advance(to: 900_000)
-    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
-    #expect(digests[.sha256] == IntegrityTests.hex(body))
-    #expect(hasher.bytesReadBack == 0)
+    #expect(readBack == 0)
   }
 
   /// A hash that is not deferred queues the deferred ones begun before it, so it never passes
   /// them, whichever is waited for first.
   @Test func aQueuedHashNeverPassesADeferredOne() throws {
-    let directory = try TemporaryDirectory()
-    let body = TestResource.random(size: 600_000, seed: 74)
-    let part = try Self.partFile(body, in: directory)
-    let hasher = PrefixHasher(part: part, algorithms: [.sha256], batch: 1 << 30)
-    try body.withUnsafeBytes { raw in
+    let readBack = try Self.hashedInline(size: 600_000, seed: 74) { hasher, raw in
       let first = try #require(
         hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<1_000]), at: 0, deferred: true))
       let second = try #require(
@@ -107,10 +105,7 @@ import Testing
       #expect(second.wait())
       #expect(first.wait())
     }
-    hasher.advance(to: 600_000)
-    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
-    #expect(digests[.sha256] == IntegrityTests.hex(body))
-    #expect(hasher.bytesReadBack == 0)
+    #expect(readBack == 0)
   }
 
   /// Inline bytes whose write failed are forgotten: the digests come from the file.
