@@ -227,6 +227,17 @@ extension DownloadRun {
     try? target.io.commitNow(state)
   }
 
+  /// The run's end lets go of its files: no state write after it, and the lock is free for the
+  /// next run of the same download at once. Not at the last reference to the file, which can
+  /// outlive the run by moments (the transport's thread still holding a finished transfer's
+  /// sink, a lane finishing the job that reported the end): a fresh URL's run, or the user's
+  /// rerun, would find the `.part` "busy" meanwhile.
+  func releaseTarget() {
+    guard let target = files.withLock({ $0.target }) else { return }
+    target.io.stop()
+    target.part.unlock()
+  }
+
   /// With nothing held, leave no empty `.part` or state file behind.
   func removeIfEmpty(held: Int64) {
     guard held == 0, let target = files.withLock({ $0.target }) else { return }

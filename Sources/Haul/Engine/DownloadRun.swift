@@ -74,7 +74,12 @@ final class DownloadRun: Sendable {
     let started = Monotonic.now()
     // However the run ends, background hashing of its bytes stops with it.
     defer { files.withLock { $0.hasher }?.cancel() }
-    let start = try await blocking { () throws(HaulError) in try self.resolveStart() }
+    let start = try await blocking { () throws(HaulError) in
+      do throws(HaulError) { return try self.resolveStart() } catch {
+        self.releaseTarget()
+        throw error
+      }
+    }
     let outcome = await withCheckedContinuation {
       (continuation: CheckedContinuation<DownloadEnding, Never>) in
       ending.withLock { $0 = continuation }
@@ -91,7 +96,10 @@ final class DownloadRun: Sendable {
     control.detach()
     // Syncs and renames run off Swift's cooperative threads: many downloads at once must not
     // take turns on two threads while each waits for its disk.
-    return try await blocking { () throws(HaulError) in try self.conclude(outcome, started: started) }
+    return try await blocking { () throws(HaulError) in
+      defer { self.releaseTarget() }
+      return try self.conclude(outcome, started: started)
+    }
   }
 
   private func conclude(_ outcome: DownloadEnding, started: UInt64) throws(HaulError) -> DownloadResult {

@@ -68,6 +68,14 @@ final class PartFile: Sendable {
   /// Whether this is a stream target rather than a file.
   var isStream: Bool { streamed != nil }
 
+  /// Lets another open of the file lock it while this object lives on: the download that
+  /// owned it has ended, and whatever still holds a reference (a transport's thread that has
+  /// not yet let go of a finished transfer) only closes the descriptors.
+  func unlock() {
+    guard !isStream else { return }  // never locked
+    _ = SystemCall.retryingEINTR { flock(fd, LOCK_UN) }
+  }
+
   deinit {
     close(fd)
     if directFD >= 0 { close(directFD) }
