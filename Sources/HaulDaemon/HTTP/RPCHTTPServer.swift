@@ -76,10 +76,12 @@ final class RPCHTTPServer {
     cevent_http_set_max_headers_size(http, configuration.maximumHeaderSize)
     cevent_http_set_max_body_size(http, configuration.maximumRequestSize)
     cevent_http_set_allowed_methods(http, UInt16(CEVENT_HTTP_GET | CEVENT_HTTP_POST | CEVENT_HTTP_OPTIONS))
-    for socket in sockets.sockets {
+    for (index, socket) in sockets.sockets.enumerated() {
       guard let bound = cevent_http_accept_socket(http, socket.fd) else {
+        // evhttp closes the sockets it took as it is freed, and may have closed this one; only
+        // the later ones are surely ours (a leak on this path beats closing a reused number).
         cevent_http_free(http)
-        for socket in sockets.sockets { close(socket.fd) }
+        for socket in sockets.sockets[(index + 1)...] { close(socket.fd) }
         throw HaulError(.generic, "libevent could not serve on \(socket.address)")
       }
       if let listener = cevent_http_bound_listener(bound) { table.watch(listener: listener) }

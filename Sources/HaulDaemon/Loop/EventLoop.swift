@@ -141,9 +141,12 @@ package final class EventLoop<Context: AnyObject>: Sendable {
       for item in items { item.run(context) }
     }
     guard let wake, wake.arm() else {
+      let code = errno  // epoll_ctl's, which libevent leaves (EBADF would mean a descriptor closed twice)
       inbox.withLock { $0.closed = true }
       handle.runTeardown()
-      started(.failure(HaulError(.generic, "libevent could not watch the event loop's wake-up pipe")))
+      started(
+        .failure(
+          .system("libevent could not watch the event loop's wake-up pipe", call: "event_add", errno: code)))
       return
     }
     started(.success(()))
