@@ -18,8 +18,11 @@ package struct ConnectionController: Sendable, Equatable {
   package var window: UInt64 = 200_000_000
   /// Length of the first one: one connection alone, whose rate is only the baseline the
   /// next step is compared with (the first step is taken whatever it shows), so it need not
-  /// wait as long. A 1 s download loses less of its time to the ramp. Also the shortest
-  /// window after which a clear gain (`earlyGainShare`) is acted on.
+  /// wait as long. A 1 s download loses less of its time to the ramp. A reading this short
+  /// may catch a burst and overstate the baseline; that only makes the next gain look smaller,
+  /// never a step that does not help look like one.
+  package var baselineWindow: UInt64 = 50_000_000
+  /// The shortest window after which a clear gain (`earlyGainShare`) is acted on.
   package var firstWindow: UInt64 = 100_000_000
   package var growthFactor = 4
   package var minimumGain = 1.15
@@ -53,7 +56,8 @@ package struct ConnectionController: Sendable, Equatable {
   /// The number of connections wanted now.
   /// - Parameters:
   ///   - bytes: total bytes received so far in this session.
-  ///   - open: connections currently transferring (a window starts only once all wanted ones are open).
+  ///   - open: connections currently transferring, their response begun (a window starts only
+  ///     once all wanted ones are: a connection still being made would make a step look useless).
   ///   - rangesSupported: whether the server has served a range; without, one connection.
   ///   - maximumUseful: how many connections the bytes left can keep busy.
   package mutating func update(
@@ -71,7 +75,8 @@ package struct ConnectionController: Sendable, Equatable {
         return min(target, useful)
       }
       let elapsed = now > start.time ? now - start.time : 0
-      guard elapsed > 0, elapsed >= firstWindow else { return min(target, useful) }
+      let shortest = previousRate == nil ? baselineWindow : firstWindow
+      guard elapsed > 0, elapsed >= shortest else { return min(target, useful) }
       let rate = Double(bytes - start.bytes) / (Double(elapsed) / 1e9)
       if let previousRate, elapsed < window, rate < previousRate * earlyGain {
         return min(target, useful)

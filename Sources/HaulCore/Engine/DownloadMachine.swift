@@ -118,6 +118,14 @@ package struct DownloadMachine: Sendable {
       /// The first transfer that ended the round for all said so; the others are cancelled.
       case ending(RoundEnd)
     }
+
+    /// Transfers whose response has begun: what the connection controller measures. One still
+    /// waiting for its head (connecting, a TLS handshake) adds nothing to the rate yet.
+    package var transferring: Int {
+      transfers.values.count { transfer in
+        if case .awaitingHead = transfer.state { false } else { true }
+      }
+    }
   }
 
   /// One transfer and what its response turned out to be.
@@ -420,7 +428,7 @@ package struct DownloadMachine: Sendable {
     else { return [] }
     let useful = Int(min(Int64(64), planner.remainingBytes / max(1, configuration.minimumSplit)))
     let wanted = controller.update(
-      now: now, bytes: received, open: round.transfers.count, rangesSupported: rangesSupported,
+      now: now, bytes: received, open: round.transferring, rangesSupported: rangesSupported,
       maximumUseful: useful)
     var actions: [DownloadAction] = []
     while round.transfers.count < wanted, let segment = planner.claim() {

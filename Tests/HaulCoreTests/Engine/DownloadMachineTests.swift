@@ -492,4 +492,45 @@ import Testing
     #expect(machine.identity.etag == "\"b\"")
     #expect(machine.receiveBody(2, count: 10, now: 4) == .stale)
   }
+
+  /// Automatic mode measures a step once its new connections have begun their responses. Here
+  /// each takes 300 ms to answer (a TLS handshake over a long round trip), then brings as much
+  /// as the first: a window that started while they were being made would see no gain and hold
+  /// at four connections; measured from their answers, the step to 16 is taken.
+  @Test func aStepIsMeasuredOnceItsConnectionsHaveAnswered() {
+    let total: Int64 = 100_000_000
+    var machine = Self.machine(connections: nil, minimumSplit: 1000)
+    var started = Self.started(machine.begin(.opened(ResumeState(url: Self.url)), now: 0))
+    var answersAt: [TransferID: UInt64] = [1: 10_000_000]
+    var plans: [TransferID: TransferPlan.Target] = [:]
+    let ms: UInt64 = 1_000_000
+    var answered: Set<TransferID> = []
+    for now in stride(from: 10 * ms, through: 3_000 * ms, by: 10_000_000) {
+      for (id, at) in answersAt where at <= now && !answered.contains(id) {
+        answered.insert(id)
+        let facts: ResponseFacts
+        if case .segment(_, let start, let end, _)? = plans[id] {
+          facts = Self.facts(
+            206, range: .range(first: start, last: end - 1, total: total), length: end - start)
+        } else {
+          facts = Self.facts(200, length: total)
+        }
+        guard case .decided(.deliver, _, _) = machine.receiveHead(id, facts, now: now) else {
+          Issue.record("transfer \(id)'s response was refused")
+          return
+        }
+      }
+      // 2 MB/s per connection that has answered.
+      for id in answered { _ = machine.receiveBody(id, count: 20_000, now: now) }
+      if now % (50 * ms) == 0 {
+        for action in machine.tick(now: now) {
+          guard case .startTransfer(let id, let plan) = action else { continue }
+          started.append(id)
+          plans[id] = plan.target
+          answersAt[id] = now + 300 * ms
+        }
+      }
+    }
+    #expect(started.count == 16, "\(started.count) connections")
+  }
 }

@@ -264,13 +264,13 @@ import Testing
     return reached
   }
 
-  /// The baseline of one connection takes 100 ms. A server that limits each connection shows
-  /// a linear gain from four, which is acted on after 100 ms too: 16 connections after
-  /// 250 ms (the step starts at the tick after the connections it measures are open).
+  /// The baseline of one connection takes 50 ms. A server that limits each connection shows
+  /// a linear gain from four, which is acted on after 100 ms: 16 connections after 200 ms (the
+  /// step starts at the tick after the connections it measures are open).
   @Test func theBaselineWindowIsShorterThanTheSteps() {
     let reached = Self.ramp { _ in 2e6 }
-    #expect(reached[4] == 100, "\(reached)")
-    #expect(reached[16] == 250, "\(reached)")
+    #expect(reached[4] == 50, "\(reached)")
+    #expect(reached[16] == 200, "\(reached)")
   }
 
   /// A gain that is real but far from linear (four connections, 1.6 times the rate, as when
@@ -278,18 +278,18 @@ import Testing
   /// window; from twice the rate on, the step is taken early.
   @Test func aPartialGainWaitsForTheWholeWindow() {
     let reached = Self.ramp { open in open == 1 ? 2e6 : 0.8e6 }
-    #expect(reached[4] == 100, "\(reached)")
-    #expect(reached[16] == 350, "\(reached)")
+    #expect(reached[4] == 50, "\(reached)")
+    #expect(reached[16] == 300, "\(reached)")
     let almost = Self.ramp { open in open == 1 ? 2e6 : 2e6 * 0.49 }
-    #expect(almost[16] == 350, "\(almost)")
+    #expect(almost[16] == 300, "\(almost)")
     let enough = Self.ramp { open in open == 1 ? 2e6 : 2e6 * 0.51 }
-    #expect(enough[16] == 250, "\(enough)")
+    #expect(enough[16] == 200, "\(enough)")
   }
 
   /// No gain: the step back is not taken early either; the count holds at four.
   @Test func noGainStillHoldsAfterTheWholeWindow() {
     let reached = Self.ramp { open in 2e6 / Double(open) }
-    #expect(reached[4] == 100 && reached[16] == nil, "\(reached)")
+    #expect(reached[4] == 50 && reached[16] == nil, "\(reached)")
   }
 
   @Test func oneConnectionWithoutRanges() {
