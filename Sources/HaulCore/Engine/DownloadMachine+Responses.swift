@@ -6,6 +6,7 @@ extension DownloadMachine {
       transfer.state == .awaitingHead
     else { return .decided(.abort, checksRange: false, []) }
     budget.contacted = true
+    answerLatency = now > transfer.startedAt ? now - transfer.startedAt : 0
     let response = facts.summary
     if case .checkFinished(let size) = transfer.plan.target {
       let verdict = FinishedFileCheck.compare(
@@ -50,7 +51,7 @@ extension DownloadMachine {
       transfer.state = .superseded
       round.transfers[id] = transfer
       let next = newTransferID()
-      round.transfers[next] = Transfer(plan: again, state: .awaitingHead)
+      round.transfers[next] = Transfer(plan: again, state: .awaitingHead, startedAt: now)
       phase = .running(round)
       return .decided(.abort, checksRange: false, [.startTransfer(next, again)])
     }

@@ -134,6 +134,8 @@ package struct DownloadMachine: Sendable {
     package var state: State
     /// Body bytes taken from it.
     package var received: Int64 = 0
+    /// When it was asked for: its head tells how long a request takes to answer.
+    package var startedAt: UInt64 = 0
 
     package enum State: Sendable, Equatable {
       case awaitingHead
@@ -205,6 +207,8 @@ package struct DownloadMachine: Sendable {
   var stateFileDue = false
   var lastProgress: UInt64 = 0
   var speed = SpeedMeter()
+  /// How long the last request took from being asked for to its head (nanoseconds).
+  var answerLatency: UInt64?
   var random: SeededRandom
 
   package init(_ configuration: Configuration) {
@@ -338,7 +342,7 @@ package struct DownloadMachine: Sendable {
     let id = nextTransfer
     nextTransfer += 1
     let plan = makePlan(target, running: 1)
-    round.transfers[id] = Transfer(plan: plan, state: .awaitingHead)
+    round.transfers[id] = Transfer(plan: plan, state: .awaitingHead, startedAt: now)
     phase = .running(round)
     return [.startTransfer(id, plan)]
   }
@@ -437,7 +441,7 @@ package struct DownloadMachine: Sendable {
       let plan = makePlan(
         .segment(id: segment.id, start: segment.cursor, end: segment.end, total: planner.total),
         running: round.transfers.count + 1)
-      round.transfers[id] = Transfer(plan: plan, state: .awaitingHead)
+      round.transfers[id] = Transfer(plan: plan, state: .awaitingHead, startedAt: now)
       actions.append(.startTransfer(id, plan))
     }
     layout = .segmented(planner)

@@ -63,8 +63,9 @@ package struct SegmentPlanner: Sendable, Equatable {
 
   /// A range for a free connection, or nil when there is nothing worth taking: the first
   /// unassigned gap (front to back keeps a single connection sequential), else half of the
-  /// largest range still being fetched.
-  package mutating func claim() -> Segment? {
+  /// largest range still being fetched, if that half is at least `smallestHalf` (by default
+  /// `minimumSplit`).
+  package mutating func claim(smallestHalf: Int64? = nil) -> Segment? {
     if let gap = unassigned.first {
       return open(gap.start, gap.end)
     }
@@ -72,7 +73,7 @@ package struct SegmentPlanner: Sendable, Equatable {
       let victim = active.indices.filter({ !active[$0].pinned }).max(by: {
         active[$0].remaining < active[$1].remaining
       }),
-      active[victim].remaining >= 2 * minimumSplit
+      active[victim].remaining >= 2 * max(1, smallestHalf ?? minimumSplit)
     else { return nil }
     let middle = active[victim].reserved + active[victim].remaining / 2
     let end = active[victim].end

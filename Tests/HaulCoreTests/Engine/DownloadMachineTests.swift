@@ -533,4 +533,23 @@ import Testing
     }
     #expect(started.count == 16, "\(started.count) connections")
   }
+
+  /// A connection that finished its range takes half of another down to what it would receive
+  /// in two answer times at a connection's speed: far under `minimumSplit` on a server that
+  /// paces each connection and answers at once, never under 64 KiB, never over the minimum.
+  @Test func theSmallestStolenHalfFollowsTheSpeedAndTheAnswerTime() {
+    var machine = Self.machine(connections: 16, minimumSplit: 1 << 20)
+    #expect(machine.smallestStolenHalf(running: 16) == 1 << 20, "nothing measured yet")
+    machine.answerLatency = 2_000_000
+    #expect(machine.smallestStolenHalf(running: 16) == 1 << 20, "no speed yet")
+    machine.speed.record(bytes: 0, at: 0)
+    machine.speed.record(bytes: 32_000_000, at: 1_000_000_000)
+    // 2 MB/s each, answers in 2 ms: 8 kB would do; the floor is 64 KiB.
+    #expect(machine.smallestStolenHalf(running: 16) == 64 << 10)
+    machine.answerLatency = 100_000_000
+    // Answers in 100 ms: 400 kB.
+    #expect(machine.smallestStolenHalf(running: 16) == 400_000)
+    // One connection at 32 MB/s: 6.4 MB is worth more than the minimum, which stays the limit.
+    #expect(machine.smallestStolenHalf(running: 1) == 1 << 20)
+  }
 }

@@ -41,6 +41,20 @@ import Testing
     #expect(planner.claim() == nil)
   }
 
+  /// A smaller half than `minimumSplit` is taken when the caller says it is worth it.
+  @Test func aSmallerHalfIsTakenWhenAsked() {
+    var planner = SegmentPlanner(total: 1_000_000, held: [], minimumSplit: 400_000)
+    let first = planner.open(0, 1_000_000)
+    _ = planner.reserve(first.id, upTo: 300_000)
+    let byDefault = planner.claim()
+    #expect(byDefault == nil, "700,000 left: under twice the minimum")
+    let asLarge = planner.claim(smallestHalf: 400_000)
+    #expect(asLarge == nil)
+    let half = planner.claim(smallestHalf: 100_000)
+    #expect(half?.start == 650_000 && half?.end == 1_000_000)
+    #expect(planner.segment(first.id)?.end == 650_000)
+  }
+
   @Test func reservedBytesAreNeverStolen() throws {
     var planner = SegmentPlanner(total: 1000, held: [], minimumSplit: 10)
     let whole = planner.open(0, 1000)
