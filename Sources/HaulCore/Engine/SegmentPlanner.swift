@@ -4,7 +4,8 @@
 ///
 /// A free connection takes the largest range nobody holds or fetches; when there is none, it
 /// takes the second half of the largest range still being fetched (work stealing), so that
-/// all connections finish together. Halves are never smaller than `minimumSplit`.
+/// all connections finish together. Halves are never smaller than `minimumSplit`, unless the
+/// caller says a smaller one is worth a request (`claim(smallestHalf:)`).
 package struct SegmentPlanner: Sendable, Equatable {
   /// One connection's share: it writes `[cursor, end)` in order; `[start, cursor)` is in the
   /// file and `[cursor, reserved)` is received but still on its way there (never stolen).
