@@ -186,13 +186,13 @@ extension DownloadMachine {
   /// got there: at least twice what a connection receives while a request is answered. On a
   /// slow connection that answers at once (a server that paces each connection) that is far
   /// less than `minimumSplit`, so the last connections end together; never more than it, and
-  /// never under 64 KiB. Without a measured speed or answer, `minimumSplit`.
+  /// never under `smallestSteal` (64 KiB). Without a measured speed or answer, `minimumSplit`.
   func smallestStolenHalf(running: Int) -> Int64 {
     let minimum = configuration.minimumSplit
     guard let latency = answerLatency, speed.bytesPerSecond > 0 else { return minimum }
     let perConnection = speed.bytesPerSecond / Double(max(1, running))
     let worth = perConnection * Double(latency) / 1e9 * 2
-    return min(minimum, max(64 << 10, Int64(min(worth, Double(minimum)))))
+    return min(minimum, max(configuration.smallestSteal, Int64(min(worth, Double(minimum)))))
   }
 
   /// The segment a transfer writes, or was planned to write.

@@ -30,8 +30,10 @@ package struct DownloadMachine: Sendable {
     package var connections: ConnectionController.Mode
     /// `DownloadOptions.connections`: nil in automatic mode.
     package var fixedConnections: Int?
-    /// Segments are never split below this many bytes.
+    /// Segments are never split below this many bytes, except at the end of a download when
+    /// a smaller half is worth a request (`smallestStolenHalf`), never below `smallestSteal`.
     package var minimumSplit: Int64 = 1 << 20
+    package var smallestSteal: Int64 = 64 << 10
     package var checkpointInterval: UInt64 = 250_000_000
     package var progressInterval: UInt64 = 100_000_000
     package var retry: RetryPolicy

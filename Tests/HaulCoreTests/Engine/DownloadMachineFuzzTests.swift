@@ -70,12 +70,15 @@ struct Simulation {
     size = Int64(1 + Int.random(in: 0..<12_000, using: &random))
     validators = Int.random(in: 0..<3, using: &random) != 0
     let connections: Int? = Bool.random(using: &random) ? nil : Int.random(in: 1...4, using: &random)
-    machine = DownloadMachine(
-      DownloadMachine.Configuration(
-        recordedURL: "http://h/f", fixedConnections: connections, automaticCap: 4,
-        retry: RetryPolicy(baseDelay: 0.01, maxDelay: 0.1, maxAttemptsWithoutProgress: 6),
-        minimumSplit: Int64(Int.random(in: 128...2_048, using: &random)), checkpointInterval: 3_000_000,
-        progressInterval: 2_000_000, randomSeed: seed))
+    var configuration = DownloadMachine.Configuration(
+      recordedURL: "http://h/f", fixedConnections: connections, automaticCap: 4,
+      retry: RetryPolicy(baseDelay: 0.01, maxDelay: 0.1, maxAttemptsWithoutProgress: 6),
+      minimumSplit: Int64(Int.random(in: 128...2_048, using: &random)), checkpointInterval: 3_000_000,
+      progressInterval: 2_000_000, randomSeed: seed)
+    // Halves smaller than the minimum split at the end, as a slow connection that answers at
+    // once takes them (from the seed, leaving the scenario's random draws as they were).
+    configuration.smallestSteal = Int64(1 + seed % 128)
+    machine = DownloadMachine(configuration)
     disk = []
     self.random = random
   }
