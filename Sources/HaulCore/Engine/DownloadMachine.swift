@@ -137,7 +137,7 @@ package struct DownloadMachine: Sendable {
     /// Body bytes taken from it.
     package var received: Int64 = 0
     /// When it was asked for: its head tells how long a request takes to answer.
-    package var startedAt: UInt64 = 0
+    package let startedAt: UInt64
 
     package enum State: Sendable, Equatable {
       case awaitingHead
