@@ -15,7 +15,16 @@ final class UnixSocketClient {
   struct Failure: Error, CustomStringConvertible { let description: String }
 
   init(path: String) throws {
-    descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    // Connected before it is stored: once every property is set, a throwing init runs deinit,
+    // and a close there as well as here would close a number another thread may have reused.
+    descriptor = try Self.connectedSocket(path)
+    var timeout = timeval(tv_sec: 60, tv_usec: 0)
+    _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+  }
+
+  /// A socket connected to `path`, closed again when that fails.
+  private static func connectedSocket(_ path: String) throws -> Int32 {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
@@ -38,8 +47,7 @@ final class UnixSocketClient {
       close(descriptor)
       throw Failure(description: "connect \(path): errno \(code)")
     }
-    var timeout = timeval(tv_sec: 60, tv_usec: 0)
-    _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    return descriptor
   }
 
   deinit { close(descriptor) }
