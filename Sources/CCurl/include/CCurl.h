@@ -106,6 +106,14 @@ enum {
   CCURLOPT_SSH_KEYDATA = 10185,
   CCURLOPT_SSH_PRIVATE_KEYFILE = 10153,
   CCURLOPT_SSH_PUBLIC_KEYFILE = 10152,
+  // SFTP: which ways to log in libcurl may try (all but ssh-agent when no agent answers).
+  CCURLOPT_SSH_AUTH_TYPES = 151,
+};
+
+/// Bits of CCURLOPT_SSH_AUTH_TYPES.
+enum {
+  CCURLSSH_AUTH_ANY = ~0,
+  CCURLSSH_AUTH_AGENT = 1 << 4,
 };
 
 /// Values of CCURLOPT_NETRC, CCURLOPT_IPRESOLVE and CCURLOPT_TIMECONDITION.

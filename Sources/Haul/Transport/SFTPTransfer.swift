@@ -56,6 +56,38 @@ final class SFTPTransfer {
     }
     options.set(Int32(CCURLOPT_SSH_PRIVATE_KEYFILE), tls.clientKey ?? Self.defaultPrivateKey())
     options.set(Int32(CCURLOPT_SSH_PUBLIC_KEYFILE), tls.sshPublicKey)
+    // libssh2 (1.10) closes the agent's socket twice when it cannot connect to it (an empty or
+    // stale SSH_AUTH_SOCK); the second close may hit a file another thread has just opened.
+    let agentSocket = getenv("SSH_AUTH_SOCK").map { String(cString: $0) }
+    let agent = Self.agentAnswers(at: agentSocket) ? 0 : Int(CCURLSSH_AUTH_AGENT)
+    options.set(Int32(CCURLOPT_SSH_AUTH_TYPES), Int(CCURLSSH_AUTH_ANY) & ~agent)
+  }
+
+  /// Whether `path` (`SSH_AUTH_SOCK`) names a socket that accepts a connection: an ssh-agent runs.
+  static func agentAnswers(at path: String?) -> Bool {
+    guard let path, !path.isEmpty else { return false }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+      buffer.copyBytes(from: bytes)
+      buffer[bytes.count] = 0
+    }
+    #if canImport(Glibc)
+      let stream = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    #else
+      let stream = SOCK_STREAM
+    #endif
+    let descriptor = socket(AF_UNIX, stream, 0)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    return connected == 0
   }
 
   /// The head for what libcurl learnt of the file. `pastTheEnd`: libcurl refused the range as
