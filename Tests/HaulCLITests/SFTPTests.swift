@@ -29,12 +29,17 @@ struct SFTPTests {
       let before = try await server.settledLog()
       // The rate limit leaves the other connections time to start before the first one is done.
       let outcome = try await server.haul([
-        "--json", "-x", connections, "--limit-rate", "4M", "-o", directory.file("f\(connections).bin").path,
+        "--json", "-x", connections, "--limit-rate", "4M", "--timeout", "60", "-o",
+        directory.file("f\(connections).bin").path,
         server.url("f.bin"),
       ])
       #expect(outcome.status == 0, "\(outcome)")
       expectBytes(directory.contents("f\(connections).bin"), equal: body)
       #expect(outcome.event("started")?["total"] == String(body.count))
+      // About a second at 4 MB/s. Bytes libssh2 had read ahead once waited out the stall
+      // timeout (here 60 s) after a rate-limit pause; a bound far from both, not a speed.
+      let seconds = try #require(outcome.event("completed")?["seconds"].flatMap { Double($0) })
+      #expect(seconds < 30, "no transfer may wait out the stall timeout: \(outcome)")
       if connections == "4" {
         // Segments are SFTP reads of byte ranges, each a session of its own.
         let reads = try await server.reads(after: before)

@@ -43,6 +43,8 @@ enum {
   /// Returned by a write callback: keep this chunk and stop receiving until unpaused.
   CCURL_WRITEFUNC_PAUSE = 0x10000001,
   CCURLPAUSE_CONT = 0,
+  /// Stops reading; unpausing after it makes libcurl read once (see CurlTransfer.readIfIdle).
+  CCURLPAUSE_RECV = 1,
 };
 
 /// CURLoption values used by Haul.
@@ -241,7 +243,7 @@ int ccurl_easy_getinfo_long(ccurl_easy *handle, int info, long *value);
 int ccurl_easy_getinfo_string(ccurl_easy *handle, int info, const char **value);
 int ccurl_easy_getinfo_off(ccurl_easy *handle, int info, int64_t *value);
 
-/// Unpauses (CCURLPAUSE_CONT) a transfer whose write callback returned CCURL_WRITEFUNC_PAUSE; event thread only.
+/// Pauses receiving (CCURLPAUSE_RECV) or unpauses (CCURLPAUSE_CONT) a transfer; event thread only.
 int ccurl_easy_pause(ccurl_easy *handle, int bitmask);
 
 /// Header lists for CURLOPT_HTTPHEADER; append copies the string and returns the new head (NULL on failure).
