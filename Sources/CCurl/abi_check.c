@@ -51,6 +51,10 @@ SAME(CCURLOPT_COOKIE, CURLOPT_COOKIE);
 SAME(CCURLOPT_COOKIEFILE, CURLOPT_COOKIEFILE);
 SAME(CCURLOPT_COOKIEJAR, CURLOPT_COOKIEJAR);
 SAME(CCURLOPT_COOKIELIST, CURLOPT_COOKIELIST);
+SAME(CCURLOPT_SHARE, CURLOPT_SHARE);
+SAME(CCURLSHOPT_SHARE, CURLSHOPT_SHARE);
+SAME(CCURL_LOCK_DATA_COOKIE, CURL_LOCK_DATA_COOKIE);
+SAME(CCURLSHE_OK, CURLSHE_OK);
 SAME(CCURLOPT_PROXY, CURLOPT_PROXY);
 SAME(CCURLOPT_NOPROXY, CURLOPT_NOPROXY);
 SAME(CCURLOPT_IPRESOLVE, CURLOPT_IPRESOLVE);
@@ -149,6 +153,9 @@ _Static_assert(__builtin_types_compatible_p(curl_sshkeycallback,
                                                     const struct curl_khkey *, enum curl_khmatch, void *)),
                "curl_sshkeycallback's prototype changed");
 SAME(sizeof(int), sizeof(CURLcode));
+// curl_share_setopt reads CURLSHOPT_SHARE's argument as an int (share.c: va_arg(param, int)).
+SAME(sizeof(int), sizeof(curl_lock_data));
+SAME(sizeof(int), sizeof(CURLSHcode));
 SAME(sizeof(int), sizeof(CURLMSG));
 
 /// Marks that the check ran, so a test can see it was compiled against real headers.

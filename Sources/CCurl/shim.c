@@ -14,6 +14,9 @@ extern int curl_easy_getinfo(ccurl_easy *handle, int info, ...);
 extern int curl_easy_pause(ccurl_easy *handle, int bitmask);
 extern ccurl_slist *curl_slist_append(ccurl_slist *list, const char *string);
 extern void curl_slist_free_all(ccurl_slist *list);
+extern ccurl_share *curl_share_init(void);
+extern int curl_share_setopt(ccurl_share *share, int option, ...);
+extern int curl_share_cleanup(ccurl_share *share);
 extern ccurl_multi *curl_multi_init(void);
 extern int curl_multi_cleanup(ccurl_multi *multi);
 extern int curl_multi_setopt(ccurl_multi *multi, int option, ...);
@@ -69,6 +72,10 @@ ccurl_slist *ccurl_slist_append(ccurl_slist *list, const char *string) {
   return curl_slist_append(list, string);
 }
 void ccurl_slist_free_all(ccurl_slist *list) { curl_slist_free_all(list); }
+
+ccurl_share *ccurl_share_init(void) { return curl_share_init(); }
+int ccurl_share_data(ccurl_share *share, int data) { return curl_share_setopt(share, CCURLSHOPT_SHARE, data); }
+int ccurl_share_cleanup(ccurl_share *share) { return curl_share_cleanup(share); }
 
 ccurl_multi *ccurl_multi_init(void) { return curl_multi_init(); }
 int ccurl_multi_cleanup(ccurl_multi *multi) { return curl_multi_cleanup(multi); }

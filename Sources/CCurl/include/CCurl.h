@@ -14,6 +14,7 @@
 /// Opaque libcurl handles.
 typedef struct ccurl_easy ccurl_easy;
 typedef struct ccurl_multi ccurl_multi;
+typedef struct ccurl_share ccurl_share;
 
 /// A `struct curl_slist` (header lists); the layout is part of the ABI.
 typedef struct ccurl_slist {
@@ -89,6 +90,7 @@ enum {
   CCURLOPT_COOKIEFILE = 10031,
   CCURLOPT_COOKIEJAR = 10082,
   CCURLOPT_COOKIELIST = 10135,  // "FLUSH": write the jar now, not at the handle's cleanup
+  CCURLOPT_SHARE = 10100,       // one cookie store for every transfer of a cookie configuration
   // --proxy, --noproxy (the *_proxy environment variables libcurl reads itself).
   CCURLOPT_PROXY = 10004,
   CCURLOPT_NOPROXY = 10177,
@@ -169,6 +171,13 @@ enum {
   CCURLINFO_CONDITION_UNMET = 0x200000 + 35,
 };
 
+/// CURLSHoption and curl_lock_data values: a share that holds cookies.
+enum {
+  CCURLSHOPT_SHARE = 1,
+  CCURL_LOCK_DATA_COOKIE = 2,
+  CCURLSHE_OK = 0,
+};
+
 /// CURLMoption values used by Haul.
 enum {
   CCURLMOPT_MAXCONNECTS = 6,
@@ -245,6 +254,14 @@ int ccurl_easy_getinfo_off(ccurl_easy *handle, int info, int64_t *value);
 
 /// Pauses receiving (CCURLPAUSE_RECV) or unpauses (CCURLPAUSE_CONT) a transfer; event thread only.
 int ccurl_easy_pause(ccurl_easy *handle, int bitmask);
+
+/// A share handle (curl_share_init); NULL when out of memory.
+ccurl_share *ccurl_share_init(void);
+/// curl_share_setopt(share, CURLSHOPT_SHARE, data) for one curl_lock_data value; a CURLSHcode.
+/// No lock callbacks: every handle that uses a share runs on the one event thread.
+int ccurl_share_data(ccurl_share *share, int data);
+/// Frees a share no easy handle uses any more; a CURLSHcode (CURLSHE_IN_USE while one does).
+int ccurl_share_cleanup(ccurl_share *share);
 
 /// Header lists for CURLOPT_HTTPHEADER; append copies the string and returns the new head (NULL on failure).
 ccurl_slist *ccurl_slist_append(ccurl_slist *list, const char *string);

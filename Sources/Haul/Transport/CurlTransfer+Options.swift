@@ -34,8 +34,9 @@ struct CurlOptionSetter {
     set(Int32(CCURLOPT_SSLKEY), tls.clientKey)
   }
 
-  /// Everything `NetworkOptions` says, and the request's time condition.
-  mutating func apply(_ network: NetworkOptions, ifModifiedSince: Int64?) {
+  /// Everything `NetworkOptions` says, and the request's time condition. `cookies` is the store
+  /// of the request's cookie file and jar, when libcurl could make one.
+  mutating func apply(_ network: NetworkOptions, ifModifiedSince: Int64?, cookies: CurlCookieShare?) {
     set(Int32(CCURLOPT_MAXREDIRS), network.maxRedirects ?? -1)
     set(Int32(CCURLOPT_USERNAME), network.username)
     set(Int32(CCURLOPT_PASSWORD), network.password)
@@ -45,8 +46,17 @@ struct CurlOptionSetter {
     }
     set(Int32(CCURLOPT_REFERER), network.referer)
     set(Int32(CCURLOPT_COOKIE), network.cookies)
-    // A jar alone still turns the cookie engine on (""), so cookies set during redirects are kept.
-    set(Int32(CCURLOPT_COOKIEFILE), network.cookieFile ?? (network.cookieJar != nil ? "" : nil))
+    if let cookies,
+      ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_SHARE), UnsafeRawPointer(cookies.pointer))
+        == Int32(CCURLE_OK)
+    {
+      // The file is loaded once, and again when it changes; "" still turns the handle's cookie
+      // engine on (libcurl sends nothing from a share without it).
+      set(Int32(CCURLOPT_COOKIEFILE), cookies.fileToLoad() ?? "")
+    } else {
+      // A jar alone still turns the cookie engine on (""), so cookies set during redirects are kept.
+      set(Int32(CCURLOPT_COOKIEFILE), network.cookieFile ?? (network.cookieJar != nil ? "" : nil))
+    }
     set(Int32(CCURLOPT_COOKIEJAR), network.cookieJar)
     set(Int32(CCURLOPT_PROXY), network.proxy)
     set(Int32(CCURLOPT_NOPROXY), network.noProxy)

@@ -67,6 +67,7 @@ final class CurlTransport: Transport {
     private let multi: CurlMulti
     private var transfers: [UInt64: CurlTransfer] = [:]
     private var idsByEasy: [UnsafeMutableRawPointer: UInt64] = [:]
+    private let cookieShares = CurlCookieShares()
 
     init(multi: CurlMulti) { self.multi = multi }
 
@@ -97,13 +98,15 @@ final class CurlTransport: Transport {
           // libcurl's low-speed check averages over seconds; a stall is judged from the last byte instead.
           if transfer.isStalled(now: now) { finish(id: id, .stalled) }
         }
+        cookieShares.sweep(now: now)
         _ = ccurl_multi_poll(multi.pointer, Int32(min(timeout / 1_000_000 + 1, 10_000)), nil)
       }
     }
 
     private func start(id: UInt64, _ request: TransferRequest, sink: any TransferSink) {
       do {
-        let transfer = try CurlTransfer(request: request, sink: sink)
+        let transfer = try CurlTransfer(
+          request: request, sink: sink, cookieShare: cookieShares.share(for: request.network))
         let code = ccurl_multi_add_handle(multi.pointer, transfer.easy)
         guard code == Int32(CCURLM_OK) else {
           let text = String(cString: ccurl_multi_strerror(code))
@@ -165,6 +168,8 @@ final class CurlTransfer {
   /// `-c FILE`: libcurl writes the jar when the handle is cleaned up, which may come after the
   /// process has exited; `finish` flushes it first.
   private let writesCookieJar: Bool
+  /// The cookie store this transfer shares with the others of its cookie file and jar.
+  private let cookieShare: CurlCookieShare?
   /// Why the transport itself stopped the transfer (a file too large, an FTP size never said).
   private var stoppedBy: TransportFailure?
   /// Where the body starts in the file, and the body bytes received (for a size not said in advance).
@@ -188,7 +193,9 @@ final class CurlTransfer {
   /// Paused because the sink's buffers all wait for the disk; `resumeReceiving` ends it.
   private var pausedBySink = false
 
-  init(request: TransferRequest, sink: any TransferSink) throws(TransportFailure) {
+  init(request: TransferRequest, sink: any TransferSink, cookieShare: CurlCookieShare?)
+    throws(TransportFailure)
+  {
     guard let easy = ccurl_easy_init() else {
       throw TransportFailure(
         kind: .other, message: "libcurl could not create a handle", code: Int32(CCURLE_OUT_OF_MEMORY))
@@ -198,6 +205,8 @@ final class CurlTransfer {
     self.rateLimiters = request.rateLimiters
     self.maxFileSize = request.network.maxFileSize
     self.writesCookieJar = request.network.cookieJar != nil
+    self.cookieShare = cookieShare
+    cookieShare?.attach()
     self.stallTimeout = UInt64(max(0.001, request.stallTimeout) * 1e9)
     self.lastActivity = Monotonic.now()
     let ok = Int32(CCURLE_OK)
@@ -242,7 +251,7 @@ final class CurlTransfer {
     set(Int32(CCURLOPT_SSL_VERIFYHOST), request.verifyTLS ? 2 : 0)
     var options = CurlOptionSetter(easy: easy)
     options.apply(request.tls)
-    options.apply(request.network, ifModifiedSince: request.ifModifiedSince)
+    options.apply(request.network, ifModifiedSince: request.ifModifiedSince, cookies: cookieShare)
     sftp?.configure(&options, tls: request.tls)
     resolveList = options.resolveList
     if options.failed != ok { failed = options.failed }
@@ -276,6 +285,7 @@ final class CurlTransfer {
 
   deinit {
     ccurl_easy_cleanup(easy)
+    cookieShare?.detach()
     ccurl_slist_free_all(headerList)
     ccurl_slist_free_all(resolveList)
     errorBuffer.deallocate()
@@ -482,6 +492,7 @@ final class CurlTransfer {
       // left it empty (1 run in about 30 of the cookie test under load).
       _ = "FLUSH".withCString { ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_COOKIELIST), $0) }
       _ = ccurl_easy_setopt_pointer(easy, Int32(CCURLOPT_COOKIEJAR), nil)
+      cookieShare?.jarWritten()
     }
     let code: Int32
     switch ending {

@@ -29,9 +29,12 @@ public struct NetworkOptions: Sendable, Hashable, Codable {
   public var referer: String?
   /// Cookies to send, as a `Cookie` header's value (`name=value; name2=value2`). Never encoded.
   public var cookies: String?
-  /// A cookie file (Netscape format or raw Set-Cookie lines) to send cookies from.
+  /// A cookie file (Netscape format or raw Set-Cookie lines) to send cookies from. Transfers
+  /// with the same `cookieFile` and `cookieJar` share one cookie store, across connections and
+  /// downloads; the file is read again whenever it changes.
   public var cookieFile: String?
-  /// Where the cookies the server sets (and those sent) are written when each transfer ends.
+  /// Where the cookies the server sets (and those sent) are written when each transfer ends:
+  /// all of its store's, so downloads with the same cookie file and jar keep each other's cookies.
   public var cookieJar: String?
   /// The proxy (`http://host:port`, `socks5h://host`); nil leaves libcurl's default, which reads
   /// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy`; "" uses no proxy at all.
