@@ -51,7 +51,7 @@ package final class EventLoop<Context: AnyObject>: Sendable {
     let loop = EventLoop(wakeWriteEnd: ends[1])
     let readEnd = ends[0]
     let result: Result<Void, HaulError> = await withCheckedContinuation { started in
-      let launched = LoopThread.start {
+      let launched = EventThread.start {
         loop.run(readEnd: readEnd, makeContext: makeContext) { started.resume(returning: $0) }
       }
       if !launched {

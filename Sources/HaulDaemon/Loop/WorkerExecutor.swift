@@ -1,3 +1,5 @@
+import Haul
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -28,7 +30,7 @@ package final class WorkerExecutor: TaskExecutor, @unchecked Sendable {
   package static let shared: WorkerExecutor? = {
     let executor = WorkerExecutor()
     var started = 0
-    for _ in 0..<threads where LoopThread.start({ executor.work() }) { started += 1 }
+    for _ in 0..<threads where EventThread.start({ executor.work() }) { started += 1 }
     return started > 0 ? executor : nil
   }()
 
