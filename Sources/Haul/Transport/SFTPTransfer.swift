@@ -66,28 +66,20 @@ final class SFTPTransfer {
   /// Whether `path` (`SSH_AUTH_SOCK`) names a socket that accepts a connection: an ssh-agent runs.
   static func agentAnswers(at path: String?) -> Bool {
     guard let path, !path.isEmpty else { return false }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-      buffer.copyBytes(from: bytes)
-      buffer[bytes.count] = 0
-    }
     #if canImport(Glibc)
       let stream = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
     #else
       let stream = SOCK_STREAM
     #endif
-    let descriptor = socket(AF_UNIX, stream, 0)
-    guard descriptor >= 0 else { return false }
-    defer { close(descriptor) }
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
+    // A path too long for a socket address (nil) is no agent: libssh2 would cut it short, fail
+    // to connect and close its socket twice.
+    let connected = UnixSocketAddress.with(path: path) { address, length in
+      let descriptor = socket(AF_UNIX, stream, 0)
+      guard descriptor >= 0 else { return false }
+      defer { close(descriptor) }
+      return connect(descriptor, address, length) == 0
     }
-    return connected == 0
+    return connected ?? false
   }
 
   /// The head for what libcurl learnt of the file. `pastTheEnd`: libcurl refused the range as

@@ -40,22 +40,11 @@ import Testing
       let descriptor = socket(AF_UNIX, SOCK_STREAM, 0)
     #endif
     try #require(descriptor >= 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    try #require(bytes.count < MemoryLayout.size(ofValue: address.sun_path))
-    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-      buffer.copyBytes(from: bytes)
-      buffer[bytes.count] = 0
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
+    let bound = UnixSocketAddress.with(path: path) { bind(descriptor, $0, $1) }
     let listening = bound == 0 && listen(descriptor, 4) == 0
     let code = errno
     if !listening { close(descriptor) }
+    try #require(bound != nil, "too long for a socket address: \(path)")
     try #require(listening, "bind/listen \(path): errno \(code)")
     return descriptor
   }

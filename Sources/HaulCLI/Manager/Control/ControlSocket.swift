@@ -158,31 +158,18 @@ enum ControlSocket {
   private static func withAddress<Result>(
     _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(HaulError) -> Result
   ) throws(HaulError) -> Result {
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let capacity = MemoryLayout.size(ofValue: address.sun_path)
-    var spelled = Array(path.utf8)
-    var directoryDescriptor: Int32 = -1
-    defer { if directoryDescriptor >= 0 { close(directoryDescriptor) } }
-    if spelled.count >= capacity {
-      let directory = LocalDirectory.parent(of: path) ?? "."
-      let name = path.split(separator: "/").last.map(String.init) ?? path
-      directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-      guard directoryDescriptor >= 0 else { throw failure("open the directory of", path, errno) }
-      spelled = Array("/proc/self/fd/\(directoryDescriptor)/\(name)".utf8)
-      guard spelled.count < capacity else {
-        throw HaulError(.fileSystem, "the control socket's name \(path) is too long for a socket")
-      }
+    if let result = try UnixSocketAddress.with(path: path, body) { return result }
+    // Too long (nil, `body` not called): the name through the directory's descriptor instead.
+    let directory = LocalDirectory.parent(of: path) ?? "."
+    let name = path.split(separator: "/").last.map(String.init) ?? path
+    let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard directoryDescriptor >= 0 else { throw failure("open the directory of", path, errno) }
+    defer { close(directoryDescriptor) }
+    let spelled = "/proc/self/fd/\(directoryDescriptor)/\(name)"
+    guard let result = try UnixSocketAddress.with(path: spelled, body) else {
+      throw HaulError(.fileSystem, "the control socket's name \(path) is too long for a socket")
     }
-    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-      buffer.copyBytes(from: spelled)
-      buffer[spelled.count] = 0
-    }
-    return try withUnsafePointer(to: &address) { pointer throws(HaulError) in
-      try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (socketAddress) throws(HaulError) in
-        try body(socketAddress, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
+    return result
   }
 
   private static func failure(_ action: String, _ path: String, _ code: Int32) -> HaulError {

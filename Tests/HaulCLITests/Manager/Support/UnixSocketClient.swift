@@ -1,4 +1,5 @@
 import Foundation
+import Haul
 
 #if canImport(Glibc)
   import Glibc
@@ -26,21 +27,9 @@ final class UnixSocketClient {
   private static func connectedSocket(_ path: String) throws -> Int32 {
     let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+    guard let connected = UnixSocketAddress.with(path: path, { connect(descriptor, $0, $1) }) else {
       close(descriptor)
       throw Failure(description: "path too long for a socket address: \(path)")
-    }
-    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-      buffer.copyBytes(from: bytes)
-      buffer[bytes.count] = 0
-    }
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
     }
     guard connected == 0 else {
       let code = errno
