@@ -42,7 +42,9 @@ public struct DownloadStart: Sendable, Equatable {
 
 /// A snapshot of a download's progress.
 public struct DownloadProgress: Sendable, Equatable {
-  /// Bytes held (durable or about to be), counting earlier sessions.
+  /// Bytes held (durable or about to be), counting earlier sessions. It can go down: a
+  /// connection that fails (or a range whose digest does not match) gives back the bytes it
+  /// received but had not yet written, and they are fetched again.
   public let bytes: Int64
   /// The full size, when known.
   public let totalBytes: Int64?
