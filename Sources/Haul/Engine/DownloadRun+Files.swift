@@ -64,6 +64,7 @@ extension DownloadRun {
     {
     case .adoptTarget:
       try adoptTarget(paths)
+      files.withLock { $0.adoptedTarget = true }
       partExisted = true
     case .checkFinished(let record):
       let sha256 = try verifyFinished(paths.target, record: record)
@@ -127,7 +128,8 @@ extension DownloadRun {
       $0.target = target
       $0.hasher = hasher
     }
-    return .opened(state)
+    // Bytes without a saved state are another tool's partial, continued on request (`--continue`).
+    return saved == .none && !state.ranges.isEmpty ? .foreignPartial(state) : .opened(state)
   }
 
   /// Bytes free for an unprivileged user on the file system of `directory`, if it can be told.
@@ -225,6 +227,20 @@ extension DownloadRun {
     target.io.drain()
     guard state.heldBytes > 0 else { return removeIfEmpty(held: 0) }
     try? target.io.commitNow(state)
+  }
+
+  /// A partial Haul did not make, whose bytes the server did not prove (`UnprovenPartial`): no
+  /// state claims them, and one that was at the target gets its name back.
+  func leaveUnproven() {
+    let (target, adopted) = files.withLock { ($0.target, $0.adoptedTarget) }
+    guard let target else { return }
+    target.io.drain()
+    target.io.stop()
+    try? StateJournal.remove(at: target.paths.state)
+    if adopted, !FileIO.exists(target.paths.target) {
+      try? FileIO.rename(target.paths.part, to: target.paths.target)
+    }
+    FileIO.syncDirectory(target.paths.directory)
   }
 
   /// The run's end lets go of its files: no state write after it, and the lock is free for the

@@ -32,6 +32,9 @@ final class DownloadRun: Sendable {
     var hasher: PrefixHasher? { didSet { if oldValue !== hasher { oldValue?.cancel() } } }
     /// A finished file's SHA-256 as its rerun verified it (`verifyFinished`).
     var finishedSHA256: String?
+    /// `--continue` renamed another tool's partial at the target to the `.part` file
+    /// (`adoptTarget`): a failure before its bytes are proven gives it its name back.
+    var adoptedTarget = false
   }
 
   private struct Handles {
@@ -109,7 +112,7 @@ final class DownloadRun: Sendable {
     case .alreadyComplete(let changed, let state):
       return try alreadyComplete(changed: changed, state, started: started)
     case .failed(let error, let state):
-      keep(state)
+      if error.underlying is UnprovenPartial { leaveUnproven() } else { keep(state) }
       throw error
     case .interrupted(let keepPartial, let state):
       guard keepPartial else {

@@ -56,9 +56,13 @@ extension DownloadMachine {
       return .decided(.abort, checksRange: false, [.startTransfer(next, again)])
     }
     if let moved = movedFrom {
-      decision = Self.checkMoved(
-        decision, from: moved, held: ResourceIdentity(identity), response, transfer.plan)
+      decision = Self.checkProven(decision, held: ResourceIdentity(identity), response, transfer.plan) {
+        Self.movedError(from: moved, $0)
+      }
       if case .append = decision, transfer.plan.overlap == 0 { movedProven() }
+    } else if unprovenHeld {
+      decision = Self.checkProven(
+        decision, held: ResourceIdentity(identity), response, transfer.plan, failure: Self.unprovenError)
     }
     switch decision {
     case .append(let offset):
@@ -133,12 +137,14 @@ extension DownloadMachine {
     return plan
   }
 
-  /// A response of a moved URL may only continue the bytes held when it proves it serves the
-  /// same file: the same size and strong ETag or Last-Modified, or (nothing else to go by) an
-  /// overlap that then matches. Anything else fails, with the partial left as it was.
-  static func checkMoved(
-    _ decision: RangeResponseAction, from moved: String, held: ResourceIdentity, _ response: ResponseSummary,
-    _ plan: TransferPlan
+  /// A response of a moved URL, or to a partial Haul did not make, may only continue the bytes
+  /// held when it proves it serves the same file: the same size and strong ETag or
+  /// Last-Modified, or (nothing else to go by) an overlap that then matches. Anything else
+  /// fails with `failure(why)`, the partial left as it was.
+  static func checkProven(
+    _ decision: RangeResponseAction, held: ResourceIdentity, _ response: ResponseSummary,
+    _ plan: TransferPlan,
+    failure: (String) -> HaulError
   ) -> RangeResponseAction {
     let why: String
     switch decision {
@@ -151,7 +157,18 @@ extension DownloadMachine {
     case .alreadyComplete: why = "it could not serve the missing bytes"
     case .restart(let reason): why = reason
     }
-    return .fail(movedError(from: moved, why))
+    return .fail(failure(why))
+  }
+
+  /// A partial Haul did not make (`--continue`) is not the start of this URL's file, or the
+  /// server cannot show that it is: it stays as it was (exit 3), as wget -c leaves a file it
+  /// cannot continue.
+  static func unprovenError(_ why: String) -> HaulError {
+    HaulError(
+      .fileSystem,
+      "the partial file to continue may not be the start of this URL's file: \(why); it was left as it was",
+      hint: "use --overwrite to replace it with the server's file, or -o to choose another name",
+      underlying: UnprovenPartial())
   }
 
   static func movedError(from moved: String, _ why: String) -> HaulError {
@@ -193,6 +210,14 @@ extension DownloadMachine {
     adopt(start)
     resumedFrom = heldBytes
     recordedHeld = heldBytes
+    if heldBytes > 0, transfer.plan.offset == 0, (200..<300).contains(facts.summary.status) {
+      // This request asked for the whole file, before the bytes held were known: a new round
+      // asks for the missing ones (with If-Range, or an overlap that proves the bytes held).
+      transfer.state = .superseded
+      round.transfers[id] = transfer
+      phase = .running(round)
+      return .decided(.abort, checksRange: false, endRound(with: .replan, now: now))
+    }
     return receiveHead(id, facts, now: now)
   }
 
@@ -238,7 +263,15 @@ extension DownloadMachine {
         layout = .stream(Stream(written: 0, owner: id))
       }
       resumedFrom = 0
-      if replacing { rangesSupported = false }
+      if replacing {
+        // A whole file in answer to If-Range, with other validators: the file changed, and a
+        // server that says it serves ranges is believed (more connections may follow). Without
+        // If-Range, a whole file for a range means it does not serve them.
+        let ifRange = transfer.plan.ifRange
+        rangesSupported =
+          ifRange != nil && response.identity.ifRangeValue != ifRange && facts.acceptsRanges
+          && !rangesDistrusted
+      }
       let others = round.transfers.keys.filter { $0 != id }.sorted()
       for other in others { round.transfers[other]?.state = .superseded }
       if !others.isEmpty { actions.append(.cancelTransfers(others)) }

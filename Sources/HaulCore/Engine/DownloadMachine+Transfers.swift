@@ -55,10 +55,9 @@ extension DownloadMachine {
       case .checkingOverlap(let segment, let remaining) = transfer.state
     else { return [] }
     guard matched else {
-      if let moved = movedFrom {
-        let why = "the bytes from \(transfer.plan.offset) it sent differ from those held"
-        return endRound(with: .failed(Self.movedError(from: moved, why)), now: now)
-      }
+      let why = "the bytes from \(transfer.plan.offset) it sent differ from those held"
+      if let moved = movedFrom { return endRound(with: .failed(Self.movedError(from: moved, why)), now: now) }
+      if unprovenHeld { return endRound(with: .failed(Self.unprovenError(why)), now: now) }
       let reason =
         "the file on the server changed (the bytes from \(transfer.plan.offset) it sent again differ "
         + "from those held, and it gives no validator to tell versions apart)"
@@ -68,7 +67,8 @@ extension DownloadMachine {
     transfer.state = segment.map { .writingSegment($0) } ?? .writingStream
     round.transfers[id] = transfer
     phase = .running(round)
-    guard movedFrom != nil else { return [] }
+    guard movedFrom != nil || unprovenHeld else { return [] }
+    unprovenHeld = false
     movedProven()
     return addTransfersIfWanted(now: now)
   }
@@ -338,6 +338,8 @@ extension DownloadMachine {
     case .alreadyComplete(let changed):
       phase = .ended
       return [.end(.alreadyComplete(changed: changed, identity))]
+    case .replan:
+      return startRound(now: now)
     case .restart(let reason):
       if let error = budget.restarted(reason) {
         phase = .ended

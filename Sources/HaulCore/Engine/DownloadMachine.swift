@@ -162,6 +162,8 @@ package struct DownloadMachine: Sendable {
     case alreadyComplete(changed: Bool)
     /// A response could not be used safely; start over from byte 0.
     case restart(reason: String)
+    /// The first response named a target that holds bytes: ask again, for the bytes missing.
+    case replan
     case transient(HaulError, retryAfter: Double?)
     case failed(HaulError)
     case paused
@@ -186,6 +188,10 @@ package struct DownloadMachine: Sendable {
   /// is written, and a response that does not prove it ends the download with the partial
   /// left as it was (issue 11 part 4).
   package internal(set) var movedFrom: String?
+  /// The held bytes are a partial Haul did not make (`StartPoint.foreignPartial`): only the
+  /// bytes the first response repeats (its overlap) prove them; anything else fails the download
+  /// with them left as they were (`UnprovenPartial`), never a start over that would replace them.
+  package internal(set) var unprovenHeld = false
   /// The final URL of the moved URL's response, recorded once it proved the file the same.
   var movedFinalURL: String?
   /// Bytes received over the network in this session.
@@ -294,7 +300,10 @@ package struct DownloadMachine: Sendable {
     recordedHeld = heldBytes
     budget = RetryBudget(policy: configuration.retry, maxRestarts: configuration.maxRestarts, held: heldBytes)
     var actions: [DownloadAction] = []
-    if case .opened = start { actions.append(.advanceHashing(to: verifiedPrefix)) }
+    switch start {
+    case .opened, .foreignPartial: actions.append(.advanceHashing(to: verifiedPrefix))
+    case .unnamed, .finished: break
+    }
     return actions + startRound(now: now)
   }
 
@@ -306,7 +315,8 @@ package struct DownloadMachine: Sendable {
     case .finished(let record):
       identity = record
       layout = .finished(size: record.totalBytes ?? record.contiguousBytes)
-    case .opened(let state):
+    case .opened(let state), .foreignPartial(let state):
+      if case .foreignPartial = start { unprovenHeld = !state.ranges.isEmpty }
       identity = state
       identity.ranges = []
       movedFrom = state.url != configuration.recordedURL && !state.ranges.isEmpty ? state.url : nil
@@ -362,7 +372,7 @@ package struct DownloadMachine: Sendable {
     switch target {
     case .stream(let from):
       // A moved URL with a size unknown has nothing else to prove the bytes by.
-      if ifRangeValue == nil || movedFrom != nil { overlap = overlapBefore(from) }
+      if ifRangeValue == nil || movedFrom != nil || unprovenHeld { overlap = overlapBefore(from) }
       if from > 0 { range = "bytes=\(from - overlap)-" }
     case .checkFinished(size: let from):
       if from > 0 { range = "bytes=\(from)-" }
@@ -430,6 +440,7 @@ package struct DownloadMachine: Sendable {
   /// Grows the number of transfers when the controller wants more.
   mutating func addTransfersIfWanted(now: UInt64) -> [DownloadAction] {
     guard case .running(var round) = phase, round.state == .active, round.failures == 0, movedFrom == nil,
+      !unprovenHeld,
       case .segmented(var planner) = layout
     else { return [] }
     let useful = Int(min(Int64(64), planner.remainingBytes / max(1, configuration.minimumSplit)))

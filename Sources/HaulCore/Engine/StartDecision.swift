@@ -114,3 +114,10 @@ package enum StartDecision {
     }
   }
 }
+
+/// The cause of a failure that left a partial Haul did not make as it was (`--continue`): its
+/// bytes were never proven to be this URL's. The executor then gives the file back its name
+/// and records no state, so a rerun does not treat those bytes as Haul's.
+package struct UnprovenPartial: Error, Sendable, Equatable {
+  package init() {}
+}

@@ -95,7 +95,11 @@ struct Simulation {
         url: "http://h/f", totalBytes: size, etag: validators ? Self.etag(0) : nil,
         ranges: held > 0 ? [ByteRange(start: 0, end: held)] : [])
     }
-    perform(machine.begin(.opened(start), now: now))
+    // Sometimes another tool's partial (`--continue`): no validator, no size, to be proven.
+    let foreign = !start.ranges.isEmpty && Bool.random(using: &random)
+    if foreign { start = ResumeState(url: "http://h/f", ranges: start.ranges) }
+    let before = disk
+    perform(machine.begin(foreign ? .foreignPartial(start) : .opened(start), now: now))
     while ended == nil, steps < 20_000 {
       steps += 1
       now += UInt64.random(in: 0...2_000_000, using: &random)
@@ -128,6 +132,10 @@ struct Simulation {
       var whole = state
       whole.setContiguous(total)
       try claims(whole, "the finished file")
+    case .failed(let error, let state) where error.underlying is UnprovenPartial:
+      // Refused before the bytes were proven: the partial is as it was.
+      #expect(foreign && disk == before, "seed \(seed): a refused partial was written to")
+      try claims(state, "the state kept at the end")
     case .failed(_, let state), .interrupted(_, let state):
       try claims(state, "the state kept at the end")
     case .alreadyComplete:

@@ -29,6 +29,28 @@ import Testing
     #expect(asked.first?.header("Range") == "bytes=200000-" && asked.first?.header("If-Range") == "\"v1\"")
   }
 
+  /// A directory destination (no `-o`): the new URL's first answer names the file, and the
+  /// partial found under that name is continued by a request for the rest, not fetched again.
+  @Test func aReissuedLinkResumesIntoADirectory() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 500_000, seed: 134)
+    server.setResource("/f?sig=old", TestResource(body: body, etag: "\"v1\""))
+    server.setResource("/f?sig=new", TestResource(body: body, etag: "\"v1\""))
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    try await Run.makePartial(server: server, path: "/f?sig=old", file: file, bytes: 200_000)
+    let outcome = try await Run.run(server.url("/f?sig=new"), to: .directory(directory.url))
+    #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+    do {
+      let same = Run.holds(file, body)
+      #expect(same, "file bytes differ")
+    }
+    #expect(outcome.value?.resumedFrom == 200_000 && outcome.restarts.isEmpty, "\(outcome.restarts)")
+    let asked = server.requests(for: "/f?sig=new")
+    #expect(asked.count == 2 && asked.first?.header("Range") == nil)
+    #expect(asked.last?.header("Range") == "bytes=200000-" && asked.last?.header("If-Range") == "\"v1\"")
+  }
+
   /// Interrupted again after the move, the state names the new URL.
   @Test func theNewURLIsRecorded() async throws {
     let server = try TestServer()
