@@ -199,14 +199,14 @@ package enum FinishedFileCheck {
       }
       return .changed
     case 200, 206:
-      // Only a whole 200 of the same size and representation says "unchanged": a 206 to a
-      // range past the end means the file grew.
+      // Only a whole 200 of the same size, with no validator saying otherwise, says
+      // "unchanged" (without validators the size is all there is to go by, as for wget -c):
+      // a 206 to a range past the end means the file grew.
       let now = response.identity
       var held = recorded
       held.totalBytes = size
-      guard response.status == 200, now.totalBytes == size, Representation.compare(held, now) == .same else {
-        return .changed
-      }
+      guard response.status == 200, now.totalBytes == size else { return .changed }
+      if case .different = Representation.compare(held, now) { return .changed }
       return .unchanged
     default:
       return .undecided

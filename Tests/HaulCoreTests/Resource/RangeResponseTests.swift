@@ -184,5 +184,19 @@ import Testing
         == .changed)
     #expect(
       FinishedFileCheck.compare(recorded: recorded, size: 1000, response: Self.response(503)) == .undecided)
+    // A server with no validator at all: the same size is all there is, and it agrees.
+    let bare = ResourceIdentity(totalBytes: 1000, etag: nil, lastModified: nil)
+    #expect(
+      FinishedFileCheck.compare(
+        recorded: bare, size: 1000, response: Self.response(200, length: 1000, etag: nil))
+        == .unchanged)
+    #expect(
+      FinishedFileCheck.compare(
+        recorded: bare, size: 1000, response: Self.response(200, length: 999, etag: nil))
+        == .changed)
+    #expect(
+      FinishedFileCheck.compare(recorded: bare, size: 1000, response: Self.response(200, etag: nil))
+        == .changed,
+      "a size not said")
   }
 }
