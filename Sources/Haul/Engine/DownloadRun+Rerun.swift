@@ -44,6 +44,7 @@ extension DownloadRun {
         "stopped after \(ByteQuantity.format(state.heldBytes)); a stream is written as it comes and keeps "
           + "nothing to resume from, so \(LibraryWording.runAgainStartsOver)")
     }
+    guard state.heldBytes > 0 else { return HaulError(.interrupted, "stopped before any byte was saved") }
     let saved = ByteQuantity.format(state.heldBytes) + " saved"
     let ranges = decide { machine, _ in machine.rangesSupported }
     guard state.heldBytes > 0, !ranges || state.totalBytes == nil else {

@@ -360,7 +360,8 @@ extension DownloadMachine {
       return actions + startRound(now: now)
     case .transient(let error, let retryAfter):
       let decision = budget.roundFailed(
-        error, retryAfter: retryAfter, held: heldBytes, unreached: round.onlyUnreached, jitter: random.unit())
+        error, retryAfter: retryAfter, held: heldBytes, unreached: round.onlyUnreached, jitter: random.unit(),
+        resumable: rangesSupported && identity.totalBytes != nil)
       switch decision {
       case .giveUp(let error):
         phase = .ended

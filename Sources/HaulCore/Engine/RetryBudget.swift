@@ -36,8 +36,11 @@ package struct RetryBudget: Sendable, Equatable {
 
   /// A round failed with `error` (transient) while `held` bytes are held. `unreached`: every
   /// transfer of the round failed to connect. `jitter` in 0...1 spreads the delay.
+  /// `resumable`: a next run can continue the bytes held (the server serves ranges of a known
+  /// size); the message never promises a resume otherwise.
   package mutating func roundFailed(
-    _ error: HaulError, retryAfter: Double?, held: Int64, unreached: Bool, jitter: Double
+    _ error: HaulError, retryAfter: Double?, held: Int64, unreached: Bool, jitter: Double,
+    resumable: Bool = true
   ) -> Decision {
     if held > mostHeld {
       mostHeld = held
@@ -47,7 +50,7 @@ package struct RetryBudget: Sendable, Equatable {
     lastFailure = error
     let shortLeash = unreached && !contacted
     let limit = shortLeash ? min(Self.unreachedAttempts, attemptLimit) : attemptLimit
-    guard failures < limit else { return .giveUp(gaveUp(error, held: held)) }
+    guard failures < limit else { return .giveUp(gaveUp(error, held: held, resumable: resumable)) }
     var delay = policy.delay(afterFailures: failures, retryAfter: retryAfter, jitter: jitter)
     if shortLeash { delay = min(delay, Self.unreachedDelayCap) }
     return .retry(RetryNotice(attempt: failures, maxAttempts: limit, delay: delay, reason: error))
@@ -71,7 +74,7 @@ package struct RetryBudget: Sendable, Equatable {
   /// attempt (no retries) and `Int.max` no limit.
   private var attemptLimit: Int { max(1, policy.maxAttemptsWithoutProgress) }
 
-  private func gaveUp(_ error: HaulError, held: Int64) -> HaulError {
+  private func gaveUp(_ error: HaulError, held: Int64, resumable: Bool) -> HaulError {
     var detail = "gave up after \(failures == 1 ? "1 attempt" : "\(failures) attempts") without progress"
     if restarts > 0 {
       detail +=
@@ -79,9 +82,11 @@ package struct RetryBudget: Sendable, Equatable {
         + " and never sent more than \(ByteQuantity.format(mostHeld))"
     }
     let hint =
-      held > 0
-      ? "run the same command again later to resume from \(ByteQuantity.format(held))"
-      : "run the same command again later"
+      held == 0
+      ? "run the same command again later"
+      : resumable
+        ? "run the same command again later to resume from \(ByteQuantity.format(held))"
+        : "run the same command again later; the server does not resume, so it starts over"
     return HaulError(error.category, "\(error.message) (\(detail))", hint: hint, underlying: error)
   }
 }

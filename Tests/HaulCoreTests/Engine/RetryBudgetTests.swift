@@ -75,6 +75,18 @@ import Testing
     #expect(error.message.contains("gave up after 2 attempts without progress"))
     #expect(error.message.contains("started over from byte 0 once and never sent more than 1.00 MiB"))
     #expect(error.hint?.contains("resume from 1.00 MiB") == true)
+
+    // A server that cannot resume (no ranges, or no size): no resume is promised.
+    var stuck = Self.budget(attempts: 1)
+    guard
+      case .giveUp(let notResumable) = stuck.roundFailed(
+        Self.cut, retryAfter: nil, held: 1 << 20, unreached: false, jitter: 0, resumable: false)
+    else {
+      Issue.record("no give-up")
+      return
+    }
+    #expect(
+      notResumable.hint == "run the same command again later; the server does not resume, so it starts over")
   }
 
   @Test func restartsAreCappedWithTheLastFailuresCategory() {

@@ -192,6 +192,21 @@ extension DownloadTests {
     #expect(!Self.exists(file.path + ".haul"))
   }
 
+  /// Stopped while waiting to retry, before any byte: nothing is promised to resume.
+  @Test func aStopBeforeAnyByteSaysSo() async throws {
+    let server = try TestServer()
+    server.setResource("/f", TestResource(body: TestResource.random(size: 1_000, seed: 35)))
+    server.enqueue("/f", .status(503, headers: [("Retry-After", "30")]))
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    let outcome = try await Self.run(server.url("/f"), to: .file(file)) { event, download in
+      if case .retrying = event { download.cancel() }
+    }
+    #expect(outcome.error?.category == .interrupted)
+    #expect(outcome.error?.message == "stopped before any byte was saved" && outcome.error?.hint == nil)
+    #expect(!Self.exists(file.path + ".part") && !Self.exists(file.path + ".haul"))
+  }
+
   @Test func rateLimitSlowsTheTransfer() async throws {
     let server = try TestServer()
     // Large enough that socket buffers (which libcurl may drain in one go) are a small part of it.
