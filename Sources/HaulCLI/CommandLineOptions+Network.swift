@@ -116,8 +116,13 @@ extension CommandLineOptions {
       options.network.maxFileSize = size
       return .proceed
     },
-    .flag("N", "newer-only", "download only when the server's copy is newer than the local file") {
+    .flag("N", "newer-only", "download only when the server's copy is newer than the local file (implies -R)")
+    {
       $0.newerOnly = true
+      return .proceed
+    },
+    .flag("R", "remote-time", "give the file the server's modification time, not the download's") {
+      $0.remoteTime = true
       return .proceed
     },
   ]

@@ -64,6 +64,8 @@ struct CommandLineOptions: Equatable {
   var userAgent: String?
   /// `-N`: only when the server's copy is newer than the local file.
   var newerOnly = false
+  /// `-R`: the server's modification time on the finished file (also with `-N`).
+  var remoteTime = false
   /// The values of a subcommand's own options (`haul add --paused --position 2`), by long
   /// name; a flag's value is "". The subcommand reads them after parsing.
   var extras: [String: String] = [:]
@@ -89,6 +91,8 @@ struct CommandLineOptions: Equatable {
     options.headers = headers.map { (name: $0.name, value: $0.value) }
     options.overwrite = overwrite
     options.continuePartial = continuePartial
+    // -N compares the local file's time with the server's: as with wget, that time is the server's.
+    options.remoteTime = remoteTime || newerOnly
     options.verifyTLS = !insecure
     options.checksum = checksum
     options.computeSHA256 = !skipSHA256

@@ -230,4 +230,39 @@ extension CurlFlagsEndToEndTests {
     #expect(fresh.status == 0, "\(fresh)")
     expectBytes(directory.contents("fresh.bin"), equal: body)
   }
+
+  /// `-R` (and `-N`, as in wget) give the file the server's Last-Modified. A later `-N` then
+  /// fetches a copy changed on the server after that time, even one older than the download.
+  @Test func remoteTimeAndNewerOnlyAfterIt() async throws {
+    let server = try TestServer()
+    let first = TestResource.random(size: 50_000, seed: 71)
+    server.setResource(
+      "/t.bin", TestResource(body: first, etag: "\"1\"", lastModified: "Tue, 14 Nov 2023 22:13:20 GMT"))
+    let directory = try TemporaryDirectory()
+    func modified(_ name: String) -> Double? {
+      let attributes = try? FileManager.default.attributesOfItem(atPath: directory.file(name).path)
+      return (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970
+    }
+    let plain = try await Self.haul(["-q", "-o", directory.file("plain.bin").path, server.url("/t.bin")])
+    #expect(plain.status == 0, "\(plain)")
+    #expect((modified("plain.bin") ?? 0) > 1_700_000_000, "the download's own time without -R")
+    let remote = try await Self.haul(["-q", "-R", "-o", directory.file("r.bin").path, server.url("/t.bin")])
+    #expect(remote.status == 0, "\(remote)")
+    #expect(modified("r.bin") == 1_700_000_000)
+    let newer = try await Self.haul(["-q", "-N", "-o", directory.file("n.bin").path, server.url("/t.bin")])
+    #expect(newer.status == 0, "\(newer)")
+    #expect(modified("n.bin") == 1_700_000_000)
+
+    // Changed on the server a day later, long before today.
+    let second = TestResource.random(size: 60_000, seed: 72)
+    server.setResource(
+      "/t.bin", TestResource(body: second, etag: "\"2\"", lastModified: "Wed, 15 Nov 2023 22:13:20 GMT"))
+    let again = try await Self.haul(["-q", "-N", "-o", directory.file("n.bin").path, server.url("/t.bin")])
+    #expect(again.status == 0, "\(again)")
+    expectBytes(directory.contents("n.bin"), equal: second)
+    #expect(modified("n.bin") == 1_700_086_400)
+    // And a rerun trusts the file as sealed: already complete.
+    let rerun = try await Self.haul(["-o", directory.file("n.bin").path, server.url("/t.bin")])
+    #expect(rerun.stderr.contains("already complete"), "\(rerun)")
+  }
 }

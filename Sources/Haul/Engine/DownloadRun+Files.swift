@@ -188,6 +188,9 @@ extension DownloadRun {
     }
     let sha256 = try verify(hasher, total: total, announced: finished.digests ?? [:])
     do {
+      if options.remoteTime, let time = finished.lastModified.flatMap(HTTPDate.parse) {
+        try target.part.setTimes(unixTime: time)
+      }
       FinishedFileRecord.attach(finished, to: target.part)
       try FileIO.rename(target.paths.part, to: target.paths.target)
       // After the rename, which changes the file's status time: a rerun compares it.

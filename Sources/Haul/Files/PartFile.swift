@@ -237,6 +237,13 @@ final class PartFile: Sendable {
     _ = try SystemCall.retryingEINTR("fdatasync") { fdatasync(fd) }
   }
 
+  /// Sets the file's access and modification times (`DownloadOptions.remoteTime`).
+  func setTimes(unixTime: Int64) throws(SystemError) {
+    guard streamed == nil else { return }  // Not a file of Haul's own.
+    var times = [timespec(tv_sec: Int(unixTime), tv_nsec: 0), timespec(tv_sec: Int(unixTime), tv_nsec: 0)]
+    _ = try SystemCall.retryingEINTR("futimens") { futimens(fd, &times) }
+  }
+
   func truncate(to length: Int64) throws(SystemError) {
     if let streamed {
       guard length == streamed.withLock({ $0 }) else { throw SystemError("ftruncate", errno: ESPIPE) }

@@ -20,6 +20,7 @@ package struct StoredOptions: Codable, Hashable, Sendable {
   package var computeSHA256: Bool
   package var overwrite: Bool
   package var continuePartial: Bool = false
+  package var remoteTime: Bool = false
   package var keepPartialOnCancel: Bool
   package var verifyTLS: Bool
   package var retryBaseDelay: Double
@@ -45,7 +46,7 @@ package struct StoredOptions: Codable, Hashable, Sendable {
       secrets[index] = header.value
       return Header(name: header.name, value: nil)
     }
-    let stored = StoredOptions(
+    var stored = StoredOptions(
       connections: options.connections, rateLimit: options.rateLimit,
       maxAttemptsWithoutProgress: options.maxAttemptsWithoutProgress, stallTimeout: options.stallTimeout,
       headers: headers, checksum: options.checksum?.description, computeSHA256: options.computeSHA256,
@@ -55,6 +56,7 @@ package struct StoredOptions: Codable, Hashable, Sendable {
       checkpointInterval: options.checkpointInterval, progressInterval: options.progressInterval,
       userAgent: options.userAgent, continuePartial: options.continuePartial, tls: options.tls,
       network: options.network)
+    stored.remoteTime = options.remoteTime
     return (stored, secrets)
   }
 
@@ -77,6 +79,7 @@ package struct StoredOptions: Codable, Hashable, Sendable {
     options.computeSHA256 = computeSHA256
     options.overwrite = overwrite
     options.continuePartial = continuePartial
+    options.remoteTime = remoteTime
     options.keepPartialOnCancel = keepPartialOnCancel
     options.verifyTLS = verifyTLS
     options.retryBaseDelay = retryBaseDelay
@@ -105,6 +108,7 @@ package struct StoredOptions: Codable, Hashable, Sendable {
     computeSHA256 = try value(.computeSHA256, defaults.computeSHA256)
     overwrite = try value(.overwrite, defaults.overwrite)
     continuePartial = try value(.continuePartial, defaults.continuePartial)
+    remoteTime = try value(.remoteTime, defaults.remoteTime)
     keepPartialOnCancel = try value(.keepPartialOnCancel, defaults.keepPartialOnCancel)
     verifyTLS = try value(.verifyTLS, defaults.verifyTLS)
     retryBaseDelay = try value(.retryBaseDelay, defaults.retryBaseDelay)
@@ -148,7 +152,7 @@ package struct StoredOptions: Codable, Hashable, Sendable {
   package static let coveredOptionFields: Set<String> = [
     "connections", "rateLimit", "sharedRateLimit", "maxAttemptsWithoutProgress", "stallTimeout", "headers",
     "checksum", "computeSHA256", "overwrite", "keepPartialOnCancel", "verifyTLS", "retryBaseDelay",
-    "maxRetryDelay", "checkpointInterval", "progressInterval", "userAgent", "continuePartial", "tls",
-    "network", "refreshURL",
+    "maxRetryDelay", "checkpointInterval", "progressInterval", "userAgent", "continuePartial", "remoteTime",
+    "tls", "network", "refreshURL",
   ]
 }

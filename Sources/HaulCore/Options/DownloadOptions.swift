@@ -47,8 +47,13 @@ public struct DownloadOptions: Sendable {
   public var overwrite: Bool = false
   /// Continue a partial file Haul did not make (like `wget -c`): a `.part` file without its
   /// state, or a file at the target left by curl or wget. It resumes from the file's size,
-  /// after the server repeated up to 64 KiB of its end and they matched (else it starts over).
+  /// after the server repeated up to 64 KiB of its end and they matched; otherwise the download
+  /// fails and the file is left as it was.
   public var continuePartial: Bool = false
+  /// Give the finished file the server's modification time (Last-Modified, FTP's MDTM) instead
+  /// of the time it was downloaded, as `curl -R` and wget do: a later `-N` then compares the
+  /// server's copy with the server's own time.
+  public var remoteTime: Bool = false
   /// Whether `cancel()` keeps the partial bytes and state for a later resume.
   public var keepPartialOnCancel: Bool = true
   /// Verify TLS certificates and host names (turn off only for testing).
