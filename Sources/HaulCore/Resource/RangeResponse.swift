@@ -134,9 +134,8 @@ package enum RangeResponse {
           return .alreadyComplete
         }
         if total < offset {
-          return .restart(
-            reason:
-              "the partial file (\(offset) bytes) is longer than the file on the server (\(total) bytes)")
+          // `offset` may be before the end of the bytes held (an overlap): not their size.
+          return .restart(reason: "the file on the server (\(total) bytes) is shorter than the partial file")
         }
       }
       return .restart(reason: "the server could not serve the rest of the file (416)")

@@ -74,7 +74,7 @@ import Testing
   static let refusals: [(ResponseFacts, matched: Bool?, word: String)] = [
     (facts(206), false, "differ"),
     (facts(200), nil, "whole file"),
-    (facts(416, total: 30_000), nil, "longer"),
+    (facts(416, total: 30_000), nil, "shorter than the partial"),
   ]
 
   @Test(arguments: 0..<refusals.count)

@@ -187,7 +187,7 @@ extension DownloadTests {
       let same = Self.holds(directory.file("f"), smaller)
       #expect(same, "file bytes differ")
     }
-    #expect(outcome.restarts.first?.contains("longer") == true)
+    #expect(outcome.restarts.first?.contains("shorter than the partial") == true)
   }
 
   @Test func partialHoldingEverythingCompletesWithoutFetching() async throws {
