@@ -74,7 +74,14 @@ extension CommandLineOptions {
     },
     .value("c", "cookie-jar", "FILE", "write the cookies (sent and set) to FILE at the end") {
       options, value, spelling throws(UsageError) in
-      options.network.cookieJar = try nonEmpty(value, spelling: spelling, "the file name")
+      let jar = try nonEmpty(value, spelling: spelling, "the file name")
+      // wget's -c (continue) before a URL would make the URL the jar's name and drop it.
+      if jar.contains("://") {
+        throw UsageError(
+          "\(spelling) takes the cookie jar's file name, and '\(jar)' is a URL "
+            + "(as in curl; to continue a partial download as wget -c does, use --continue)")
+      }
+      options.network.cookieJar = jar
       return .proceed
     },
     .value(nil, "proxy", "URL", "use this proxy ('': none; default: $https_proxy, $http_proxy, $all_proxy)") {

@@ -122,6 +122,11 @@ struct NetworkOptionsParsingTests {
     #expect(usageError(["-A", "a\r\nX-Evil: 1"]) == "-A: the value contains control characters")
     #expect(usageError(["--referer", "x\ny"]) == "--referer: the value contains control characters")
     #expect(try options([]).downloadOptions.userAgent == DownloadOptions().userAgent)
+    // wget's -c before a URL: refused, not a jar named like the URL and a URL lost.
+    let wgetHabit = usageError(["-c", "http://h/x.iso"])
+    #expect(
+      wgetHabit?.contains("is a URL") == true && wgetHabit?.contains("--continue") == true,
+      "\(wgetHabit ?? "")")
   }
 
   @Test func connectionOptions() throws {
@@ -152,6 +157,10 @@ struct NetworkOptionsParsingTests {
     #expect(try options(["-N"]).newerOnly)
     #expect(try options(["--newer-only"]).newerOnly)
     #expect(!(try options([]).newerOnly))
+    #expect(try options(["-N"]).downloadOptions.remoteTime, "-N implies -R")
+    #expect(try options(["-R"]).downloadOptions.remoteTime && !(try options(["-R"]).newerOnly))
+    #expect(try options(["--remote-time"]).downloadOptions.remoteTime)
+    #expect(!(try options([]).downloadOptions.remoteTime))
     #expect(
       usageError(["-N", "https://example.com/b.iso"])?.contains("--newer-only works with one URL") == true)
   }
