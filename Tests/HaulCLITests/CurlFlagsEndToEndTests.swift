@@ -187,6 +187,8 @@ struct CurlFlagsEndToEndTests {
     ])
     #expect(stopped.status == 4, "\(stopped)")
     #expect(!directory.exists("chunked.bin"))
+    #expect(
+      !directory.exists("chunked.bin.part") && !directory.exists("chunked.bin.haul"), "nothing to resume")
 
     let fits = try await Self.haul([
       "-q", "--max-filesize", "1M", "-o", directory.file("big.bin").path, server.url("/big.bin"),

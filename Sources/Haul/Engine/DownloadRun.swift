@@ -1,3 +1,4 @@
+import CCurl
 import Dispatch
 import FoundationEssentials
 
@@ -112,7 +113,14 @@ final class DownloadRun: Sendable {
     case .alreadyComplete(let changed, let state):
       return try alreadyComplete(changed: changed, state, started: started)
     case .failed(let error, let state):
-      if error.underlying is UnprovenPartial { leaveUnproven() } else { keep(state) }
+      if error.underlying is UnprovenPartial {
+        leaveUnproven()
+      } else if (error.underlying as? TransportFailure)?.code == Int32(CCURLE_FILESIZE_EXCEEDED) {
+        // Larger than accepted (`NetworkOptions.maxFileSize`): no later run wants these bytes.
+        discardPartial()
+      } else {
+        keep(state)
+      }
       throw error
     case .interrupted(let keepPartial, let state):
       guard keepPartial else {

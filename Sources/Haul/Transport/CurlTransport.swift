@@ -390,10 +390,10 @@ final class CurlTransfer {
   }
 
   private static func tooLargeFailure(size: Int64?, limit: Int64) -> TransportFailure {
-    let what = size.map { "the file is \(ByteQuantity.format($0))" } ?? "the file is larger than that"
+    let what = size.map { "the file is \(ByteQuantity.format($0)), more than" } ?? "the file is larger than"
     return TransportFailure(
       kind: .aborted,
-      message: "\(what), more than the largest file size accepted (\(ByteQuantity.format(limit)))",
+      message: "\(what) the largest file size accepted (\(ByteQuantity.format(limit)))",
       code: Int32(CCURLE_FILESIZE_EXCEEDED))
   }
 

@@ -113,7 +113,7 @@ import Testing
     ),
     (facts(404), "fail: 404"),
     (facts(401), "fail: 401"),
-    (facts(416, range: .unsatisfied(total: 300)), "restart: longer"),
+    (facts(416, range: .unsatisfied(total: 300)), "restart: shorter than the partial"),
   ]
 
   @Test(arguments: 0..<refusals.count)
