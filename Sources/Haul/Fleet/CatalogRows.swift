@@ -16,7 +16,7 @@ struct CatalogRows: Sendable {
     else { return nil }
     let folder = directory.isEmpty ? baseDirectory : baseDirectory.appendingPathComponent(directory)
     let destination: DownloadDestination =
-      if let name = row.text(3), FileNameSanitizer.sanitize(name) == name {
+      if let name = row.text(3), FileNameSanitizer.sanitize(name, keepingLeadingDots: true) == name {
         .file(folder.appendingPathComponent(name))
       } else {
         .directory(folder)

@@ -31,7 +31,8 @@ public struct FleetJobRequest: Sendable {
     self.url = try RequestURL.normalize(url)
     self.directory = try Self.checkedDirectory(directory)
     if let fileName {
-      guard FileNameSanitizer.sanitize(fileName) == fileName, !fileName.isEmpty else {
+      guard FileNameSanitizer.sanitize(fileName, keepingLeadingDots: true) == fileName, !fileName.isEmpty
+      else {
         throw HaulError(
           .invalidInput, "'\(fileName)' cannot be a file name in the queue (no '/', '..' or controls)")
       }

@@ -116,7 +116,7 @@ final class FleetJobRunner: Sendable {
     let folder = directory.isEmpty ? base : base.appendingPathComponent(directory, isDirectory: true)
     try makeDirectory(folder)
     if let name = lease.fileName {
-      guard FileNameSanitizer.sanitize(name) == name else {
+      guard FileNameSanitizer.sanitize(name, keepingLeadingDots: true) == name else {
         throw HaulError(.invalidInput, "the job's file name '\(name)' is not usable here")
       }
       return .file(folder.appendingPathComponent(name))

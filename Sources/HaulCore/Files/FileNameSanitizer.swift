@@ -2,14 +2,16 @@
 ///
 /// Guarantees for every non-nil result: no `/`, `\` or NUL; no control characters, bidi
 /// overrides or zero-width characters; not empty, `.` or `..` (nor made only of dots); no
-/// leading or trailing whitespace and no trailing dot; at most 246 bytes of UTF-8 (so that
-/// Haul's own `NAME.haul.tmp` still fits the usual 255-byte limit); and it does not end in
-/// Haul's own `.part` or `.haul` suffixes. Nil means nothing usable remained
-/// and the caller should use a default such as `index.html` or `download`.
+/// leading or trailing whitespace, no leading dot (unless asked to keep it) and no trailing
+/// dot; at most 246 bytes of UTF-8 (so that Haul's own `NAME.haul.tmp` still fits the usual
+/// 255-byte limit); and it does not end in Haul's own `.part` or `.haul` suffixes. Nil means
+/// nothing usable remained and the caller should use a default such as `index.html` or `download`.
 ///
 /// Decisions:
-/// - A leading dot is kept (`.bashrc` stays `.bashrc`), as curl and wget do: it cannot escape
-///   the directory, and renaming it would surprise people who asked for that file.
+/// - Leading dots are dropped (`.bash_profile` becomes `bash_profile`), as browsers do: a
+///   server must not be able to plant a hidden file such as a login script in the directory.
+///   Names people choose themselves (a queue job's file name) may keep them
+///   (`keepingLeadingDots`); `-o` never comes here.
 /// - A name ending in `.part` or `.haul` (in any case, since macOS file systems usually
 ///   ignore case) gets `-file` appended, so it can never collide with Haul's own partial or
 ///   state files.
@@ -27,7 +29,10 @@ package enum FileNameSanitizer {
   package static let maximumExtensionBytes = 32
 
   /// The safe form of `name`, or nil when nothing usable remains.
-  package static func sanitize(_ name: String) -> String? {
+  ///
+  /// - Parameter keepingLeadingDots: keep a leading `.` (`.bashrc`), for names a person chose;
+  ///   names from a server or a URL lose it.
+  package static func sanitize(_ name: String, keepingLeadingDots: Bool = false) -> String? {
     var scalars = String.UnicodeScalarView()
     for scalar in name.unicodeScalars {
       if scalar == "/" || scalar == "\\" {
@@ -37,12 +42,14 @@ package enum FileNameSanitizer {
         scalars.append(scalar)
       }
     }
-    guard var result = trimmed(String(scalars)) else { return nil }
-    guard let fitted = truncated(result, toUTF8Bytes: maximumBytes) else { return nil }
+    guard var result = trimmed(String(scalars), keepingLeadingDots: keepingLeadingDots) else { return nil }
+    guard let fitted = truncated(result, toUTF8Bytes: maximumBytes, keepingLeadingDots: keepingLeadingDots)
+    else { return nil }
     result = fitted
     if hasReservedSuffix(result) {
       let suffix = "-file"
-      guard let shorter = truncated(result, toUTF8Bytes: maximumBytes - suffix.utf8.count) else {
+      let limit = maximumBytes - suffix.utf8.count
+      guard let shorter = truncated(result, toUTF8Bytes: limit, keepingLeadingDots: keepingLeadingDots) else {
         return nil
       }
       result = shorter + suffix
@@ -99,18 +106,20 @@ package enum FileNameSanitizer {
     }
   }
 
-  /// Strips leading whitespace and trailing whitespace and dots; nil if nothing is left.
-  /// A name made only of dots (`.`, `..`, `...`) therefore becomes nil.
-  private static func trimmed(_ name: String) -> String? {
+  /// Strips leading whitespace and dots (unless kept) and trailing whitespace and dots; nil if
+  /// nothing is left. A name made only of dots (`.`, `..`, `...`) therefore becomes nil.
+  private static func trimmed(_ name: String, keepingLeadingDots: Bool) -> String? {
     var scalars = Substring(name).unicodeScalars
-    while let first = scalars.first, first.properties.isWhitespace { scalars.removeFirst() }
+    while let first = scalars.first, first.properties.isWhitespace || (first == "." && !keepingLeadingDots) {
+      scalars.removeFirst()
+    }
     while let last = scalars.last, last.properties.isWhitespace || last == "." { scalars.removeLast() }
     return scalars.isEmpty ? nil : String(scalars)
   }
 
   /// Fits `name` into `limit` UTF-8 bytes by shortening the stem on a `Character` boundary,
   /// keeping a short extension. Nil when the stem would vanish.
-  private static func truncated(_ name: String, toUTF8Bytes limit: Int) -> String? {
+  private static func truncated(_ name: String, toUTF8Bytes limit: Int, keepingLeadingDots: Bool) -> String? {
     guard name.utf8.count > limit else { return name }
     var stem = Substring(name)
     var fileExtension = Substring()
@@ -130,7 +139,9 @@ package enum FileNameSanitizer {
       used += size
       end = next
     }
-    guard let shortStem = trimmed(String(stem[..<end])) else { return nil }
+    guard let shortStem = trimmed(String(stem[..<end]), keepingLeadingDots: keepingLeadingDots) else {
+      return nil
+    }
     return shortStem + fileExtension
   }
 

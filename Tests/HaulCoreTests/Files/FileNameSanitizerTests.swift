@@ -9,8 +9,11 @@ import Testing
     ("naïve file.txt", "naïve file.txt"),
     ("日本語.txt", "日本語.txt"),
     ("😀.png", "😀.png"),
-    (".bashrc", ".bashrc"),  // leading dot kept (documented)
-    ("..hidden", "..hidden"),
+    // A server may not choose a hidden name (a login script in $HOME): leading dots go.
+    (".bash_profile", "bash_profile"),
+    ("..hidden", "hidden"),
+    (". .profile", "profile"),
+    ("dir/.ssh", "ssh"),
     ("a:b*c?.txt", "a:b*c?.txt"),
     // Only the last component survives.
     ("../../etc/passwd", "passwd"),
@@ -38,7 +41,8 @@ import Testing
     ("movie.part", "movie.part-file"),
     ("MOVIE.PART", "MOVIE.PART-file"),
     ("state.haul", "state.haul-file"),
-    (".part", ".part-file"),
+    (".part", "part"),
+    ("x.part", "x.part-file"),
     ("movie.partial", "movie.partial"),
     ("movie.part.", "movie.part-file"),
   ])
@@ -52,6 +56,15 @@ import Testing
   ])
   func rejectsUnusableNames(_ name: String) {
     #expect(FileNameSanitizer.sanitize(name) == nil)
+    #expect(FileNameSanitizer.sanitize(name, keepingLeadingDots: true) == nil)
+  }
+
+  @Test(arguments: [
+    (".bashrc", ".bashrc"), ("..hidden", "..hidden"), (" .x ", ".x"), ("a/.ssh", ".ssh"),
+    (".part", ".part-file"),
+  ])
+  func keepsLeadingDotsOfChosenNames(_ name: String, _ expected: String) {
+    #expect(FileNameSanitizer.sanitize(name, keepingLeadingDots: true) == expected)
   }
 
   @Test func truncatesLongNamesKeepingTheExtension() throws {
@@ -105,6 +118,8 @@ import Testing
       ("/evil%00.txt", "evil.txt"),
       ("/%E2%80%AEgpj.exe", "gpj.exe"),
       ("/x/movie.part", "movie.part-file"),
+      ("/.bash_profile", "bash_profile"),
+      ("/%2Essh", "ssh"),
       ("/a/%20", nil),
       ("/", nil),
       ("", nil),
@@ -157,7 +172,7 @@ import Testing
       })
     let lower = name.lowercased()
     #expect(!lower.hasSuffix(".part") && !lower.hasSuffix(".haul"), "\(name.debugDescription)")
-    #expect(name.unicodeScalars.first.map { !$0.properties.isWhitespace } ?? false)
+    #expect(name.unicodeScalars.first.map { !$0.properties.isWhitespace && $0 != "." } ?? false)
     #expect(name.unicodeScalars.last.map { !$0.properties.isWhitespace } ?? false)
   }
 }

@@ -243,6 +243,8 @@ struct FleetQueueTests {
       #expect(throws: HaulError.self) { try FleetJobRequest(url: "http://a/f", directory: directory) }
     }
     #expect(throws: HaulError.self) { try FleetJobRequest(url: "http://a/f", fileName: "../x") }
+    // A name the user chose may be hidden; only server-chosen names lose their leading dots.
+    #expect((try? FleetJobRequest(url: "http://a/f", fileName: ".bashrc"))?.fileName == ".bashrc")
     #expect(throws: HaulError.self) { try FleetJobRequest(url: "gopher://a/f") }
     #expect((try? FleetJobRequest(url: "http://a/f", directory: "x//y/"))?.directory == "x/y")
     #expect(FleetJobRequest.origin(of: "https://User:pw@Example.COM:443/a?b") == "https://example.com")

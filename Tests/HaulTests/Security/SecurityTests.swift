@@ -24,11 +24,15 @@ import Testing
     ("attachment; filename*=UTF-8''line%0D%0Abreak.txt", "linebreak.txt"),
     ("attachment; filename=\"x.haul\"", "x.haul-file"),
     ("attachment; filename=\"x.PART\"", "x.PART-file"),
-    ("attachment; filename=\".haul\"", ".haul-file"),
-    ("attachment; filename=\".part\"", ".part-file"),
+    ("attachment; filename=\".haul\"", "haul"),
+    ("attachment; filename=\".part\"", "part"),
+    // Never a hidden file (a login script in $HOME): leading dots go.
+    ("attachment; filename=\".bash_profile\"", "bash_profile"),
+    ("attachment; filename*=UTF-8''%2E%2Essh", "ssh"),
     // Nothing usable: the URL's own name is used.
     ("attachment; filename=\"..\"", "file.bin"),
     ("attachment; filename=\".\"", "file.bin"),
+    ("attachment; filename=\"...\"", "file.bin"),
     ("attachment; filename=\"/\"", "file.bin"),
     ("attachment; filename*=UTF-8''%2F%00%E2%80%AE", "file.bin"),
   ]
