@@ -1,4 +1,5 @@
 import Haul
+import HaulCore
 
 /// An input file (`-i FILE`) in aria2's format: one URL per line, and below a URL, indented
 /// lines of `name=value` options for that URL alone.
@@ -159,6 +160,12 @@ struct InputFile {
           throw UsageError(
             "\(place): more than one URL on a line ('\(content[..<blank])', '\(second)'); "
               + "haul takes one URL per line (a comment starts with ' #')")
+        }
+        // The check a download makes of its URL, made here so a bad line stops the run first.
+        do throws(HaulError) {
+          _ = try RequestURL.normalize(String(content))
+        } catch {
+          throw UsageError("\(place): \(error.message)" + (error.hint.map { " (\($0))" } ?? ""))
         }
         entries.append(Entry(url: String(content), line: number))
         seen = []

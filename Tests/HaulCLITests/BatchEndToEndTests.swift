@@ -115,6 +115,19 @@ import Testing
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["urls.txt"])
   }
 
+  @Test(arguments: ["notaurl", "gopher://h/x", "http://"])
+  func aBadURLInTheInputFileStopsBeforeAnyDownload(line: String) async throws {
+    let server = try TestServer()
+    _ = Self.serve(1, on: server, seed: 135)
+    let directory = try TemporaryDirectory()
+    try Data("\(server.url("/d/f0.bin"))\n\(line)\n".utf8).write(to: directory.file("urls.txt"))
+    let result = try await CommandEndToEndTests.run(["-i", "urls.txt"], in: directory.url)
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(result.stderr.hasPrefix("haul: urls.txt:2: "), "\(result.stderr)")
+    #expect(server.requests.isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["urls.txt"])
+  }
+
   @Test func twoURLsForOneFileAreRefusedOrNumbered() async throws {
     let server = try TestServer()
     let first = TestResource.random(size: 40_000, seed: 140)

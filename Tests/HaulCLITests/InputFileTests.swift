@@ -114,6 +114,16 @@ struct InputFileTests {
         "http://h/a http://h/b",
         "urls.txt:1: more than one URL on a line ('http://h/a', 'http://h/b'); haul takes one URL per line (a comment starts with ' #')"
       ),
+      (
+        "http://h/a\nnotaurl",
+        "urls.txt:2: 'notaurl' is not a URL (give a full URL such as https://example.com/file)"
+      ),
+      (
+        "gopher://h/a",
+        "urls.txt:1: unsupported URL scheme 'gopher' (haul downloads http://, https://, ftp://, ftps:// and sftp:// URLs)"
+      ),
+      ("# comment\nhttp://", "urls.txt:2: 'http://' has no usable host name"),
+      ("http://h/a\nhttps://:443/x", "urls.txt:2: 'https://:443/x' has no usable host name"),
       ("http://h/a\n  out=", "urls.txt:2: out: the file name is empty"),
       (
         "http://h/a\n  out=/etc/passwd",
