@@ -32,11 +32,13 @@ extension DownloadManager {
 
   public func resume(_ id: DownloadID) async throws(HaulError) { try await resume([id]) }
 
-  /// Queues every paused download that can run (aria2's `unpauseAll`).
-  public func resumeAll() async throws(HaulError) {
+  /// Queues every paused download that can run (aria2's `unpauseAll`); `includingFailed`
+  /// queues failed ones too, as `resume` of their ids would (`haul resume --all`).
+  public func resumeAll(includingFailed: Bool = false) async throws(HaulError) {
     try await core.perform { shared in
       shared.machine.resumeAll(
-        missingCredentials: shared.missingCredentials(Array(shared.machine.records.keys)))
+        missingCredentials: shared.missingCredentials(Array(shared.machine.records.keys)),
+        includingFailed: includingFailed)
     }
   }
 

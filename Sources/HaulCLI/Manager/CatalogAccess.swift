@@ -101,7 +101,7 @@ enum CatalogAccess {
   func resume(_ ids: [DownloadID]?) async throws(HaulError) {
     switch self {
     case .direct(let manager):
-      if let ids { try await manager.resume(ids) } else { try await manager.resumeAll() }
+      if let ids { try await manager.resume(ids) } else { try await manager.resumeAll(includingFailed: true) }
     case .owner(let client): _ = try await client.perform(ControlMethods.resume, [Self.json(ids)])
     }
   }

@@ -29,7 +29,7 @@ enum ChangeCommand {
     summary: """
       Queues paused, failed or cancelled downloads again; they continue from the bytes they hold
       when haul run, haul ui or the daemon runs them (at once if one of them has the catalog
-      open). --all resumes every paused download.
+      open). --all resumes every paused or failed download.
       """)
 
   static let remove = ManagerCommand.Subcommand(

@@ -139,10 +139,15 @@ extension ManagerStateMachine {
     return transition
   }
 
-  /// Queues every paused download that can run (not those waiting for credentials).
-  package func resumeAll(missingCredentials: Set<DownloadID> = []) -> Transition {
-    let paused = ordered.filter { $0.state == .paused && !missingCredentials.contains($0.id) }
-    return (try? resume(paused.map(\.id))) ?? Transition()
+  /// Queues every paused download that can run (not those waiting for credentials), and
+  /// failed ones too when `includingFailed` (`haul resume --all`; aria2's `unpauseAll` does not).
+  package func resumeAll(missingCredentials: Set<DownloadID> = [], includingFailed: Bool = false)
+    -> Transition
+  {
+    let stopped = ordered.filter {
+      ($0.state == .paused || (includingFailed && $0.state == .failed)) && !missingCredentials.contains($0.id)
+    }
+    return (try? resume(stopped.map(\.id))) ?? Transition()
   }
 
   /// Resumes the download and moves it to the front of the queue: it starts as soon as a slot

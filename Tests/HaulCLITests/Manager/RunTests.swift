@@ -94,6 +94,22 @@ struct RunTests {
     expectBytes(fixture.contents("out/" + files[1].name), equal: files[1].body)
   }
 
+  @Test func resumeAllQueuesAFailedDownloadAgain() async throws {
+    let server = try TestServer()
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out", server.url("/later.bin")])
+    #expect(try await fixture.run("run").status == 8)
+    #expect(try await fixture.download(ids[0])?["state"] == "failed")
+    let resumed = try await fixture.run("resume", ["--all"])
+    #expect(resumed.status == 0 && resumed.stderr.contains("resumed every download"), "\(resumed)")
+    #expect(try await fixture.download(ids[0])?["state"] == "queued")
+    let body = TestResource.random(size: 10_000, seed: 85)
+    server.setResource("/later.bin", TestResource(body: body))
+    let again = try await fixture.run("run")
+    #expect(again.status == 0, "\(again)")
+    expectBytes(fixture.contents("out/later.bin"), equal: body)
+  }
+
   @Test func aFailedDownloadGivesTheBatchStatusAndSIGTERMStopsWithEverythingKept() async throws {
     let server = try TestServer()
     // One connection at its rate: 40 s, so SIGTERM lands mid-download on a loaded machine.

@@ -129,6 +129,18 @@ struct ManagerStateMachineTests {
     #expect(other?.changes.count == 1)
   }
 
+  @Test func resumeAllTakesFailedDownloadsOnlyWhenAsked() {
+    let machine = Queue.machine([.paused, .failed, .removed, .complete, .queued])
+    // aria2's unpauseAll: paused ones only.
+    #expect(machine.resumeAll().changes == [.state(Queue.id(1), .queued, error: nil)])
+    // haul resume --all: failed ones too, as resume of their ids would; cancelled ones stay.
+    #expect(
+      machine.resumeAll(includingFailed: true).changes == [
+        .state(Queue.id(1), .queued, error: nil), .state(Queue.id(2), .queued, error: nil),
+      ])
+    #expect(machine.resumeAll(missingCredentials: [Queue.id(2)], includingFailed: true).changes.count == 1)
+  }
+
   @Test func pauseOfAQueuedDownloadIsImmediateAndOfARunningOneWhenItsRunEnds() throws {
     var machine = Queue.machine([.queued, .queued, .queued], limit: 1)
     _ = Queue.run(&machine, machine.launch(.resume))

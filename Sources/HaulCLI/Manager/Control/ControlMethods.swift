@@ -52,7 +52,12 @@ enum ControlMethods {
       RPCMethod(resume) { params in
         let ids = try self.ids(params)
         return await outcome { () throws(HaulError) in
-          if let ids { try await manager.resume(ids) } else { try await manager.resumeAll() }
+          // No ids: `haul resume --all`, which takes failed downloads too.
+          if let ids {
+            try await manager.resume(ids)
+          } else {
+            try await manager.resumeAll(includingFailed: true)
+          }
           return .null
         }
       },
