@@ -111,6 +111,13 @@ package final class Aria2Methods: Sendable {
       options.output.map { .file(directory.appendingPathComponent($0)) } ?? .directory(directory)
     var download = DownloadOptions()
     try options.apply(to: &download)
+    // A missing `dir` (its own, or the global one) is made, as aria2c and haul -d do.
+    let folder =
+      switch destination {
+      case .file(let file): file.deletingLastPathComponent()
+      case .directory(let directory): directory
+      }
+    try LocalDirectory.prepare(folder.path)
     let id = try await manager.add(
       url, to: destination, options: download, at: position.map { .index(Int(clamping: $0)) } ?? .end,
       paused: options.paused ?? false)

@@ -50,6 +50,31 @@ import Testing
     #expect(options["split"] == "2")
   }
 
+  @Test func aMissingDirIsMadeAsAria2cMakesIt() async throws {
+    let fixture = try await DaemonFixture()
+    let body = fixture.serve("/m.bin", size: 5_000, seed: 4)
+    let url: JSONValue = [.string(fixture.server.url("/m.bin"))]
+    let nested = fixture.downloads.appendingPathComponent("new/deeper")
+    let first = try await fixture.call("aria2.addUri", [url, ["dir": .string(nested.path)]])
+    // The global dir is made when a download is added there.
+    let global = fixture.directory.file("global")
+    #expect(try await fixture.call("aria2.changeGlobalOption", [["dir": .string(global.path)]]) == "OK")
+    let second = try await fixture.call("aria2.addUri", [url, ["out": "sub/m.bin"]])
+    // A file where a directory must go: a clear error, nothing added.
+    try Data("x".utf8).write(to: fixture.directory.file("plain"))
+    let inTheWay = fixture.directory.file("plain").appendingPathComponent("d").path
+    await #expect(throws: RPCError("\(inTheWay) is not a directory: a part of it is a file")) {
+      try await fixture.call("aria2.addUri", [url, ["dir": .string(inTheWay)]])
+    }
+    _ = try await fixture.waitFor(try #require(first.string), status: "complete")
+    _ = try await fixture.waitFor(try #require(second.string), status: "complete")
+    let listed = try await fixture.call("aria2.tellStopped", [0, 10, ["gid"]])
+    await fixture.stop()
+    #expect(try Data(contentsOf: nested.appendingPathComponent("m.bin")) == Data(body))
+    #expect(try Data(contentsOf: global.appendingPathComponent("sub/m.bin")) == Data(body))
+    #expect(listed.array?.count == 2)
+  }
+
   @Test func pauseUnpauseAndTheirErrors() async throws {
     let fixture = try await DaemonFixture()
     let body = fixture.serve("/c.bin", size: 200_000, seed: 3)

@@ -1,20 +1,18 @@
-import Haul
-
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
 
-/// The directories a run writes into (`-d`, `dir=` in an input file), made ready before any
-/// request: created with their parents when missing, as `mkdir -p` would.
-enum LocalDirectory {
+/// The directories a run writes into (`-d`, `dir=` in an input file, the daemon's `dir`), made
+/// ready before any request: created with their parents when missing, as `mkdir -p` would.
+package enum LocalDirectory {
   /// Makes sure `path` is a directory this process can write into, creating it and any missing
   /// parents.
   ///
   /// - Throws: `.fileSystem` when something else is in the way (`isos` is a file), a directory
   ///   cannot be made (permission, read-only file system) or written to, naming the path.
-  static func prepare(_ path: String) throws(HaulError) {
+  package static func prepare(_ path: String) throws(HaulError) {
     let path = withoutTrailingSlashes(path)
     try create(path)
     try UserFiles.requireWritableDirectory(path)
@@ -36,13 +34,13 @@ enum LocalDirectory {
   }
 
   /// `a/b` for `a/b/c`, `/` for `/a`; nil for a bare name, whose parent is the current directory.
-  static func parent(of path: String) -> String? {
+  package static func parent(of path: String) -> String? {
     guard let slash = path.lastIndex(of: "/") else { return nil }
     if slash == path.startIndex { return path == "/" ? nil : "/" }
     return withoutTrailingSlashes(String(path[..<slash]))
   }
 
-  static func withoutTrailingSlashes(_ path: String) -> String {
+  package static func withoutTrailingSlashes(_ path: String) -> String {
     var path = Substring(path)
     while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
     return String(path)
