@@ -109,7 +109,7 @@ struct BatchReporter: Sendable {
     let failures = statuses.filter { $0 != nil }.count - succeeded - stopped
     let notStarted = statuses.filter { $0 == nil }.count
     guard style != .quiet || failures > 0 else { return }
-    var text = "haul: \(statuses.count) URLs: \(succeeded) done"
+    var text = "haul: \(statuses.count) URL\(statuses.count == 1 ? "" : "s"): \(succeeded) done"
     if failures > 0 { text += ", \(failures) failed" }
     if stopped > 0 { text += ", \(stopped) stopped" }
     if notStarted > 0 { text += ", \(notStarted) not started" }

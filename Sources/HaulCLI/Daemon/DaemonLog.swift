@@ -11,8 +11,9 @@ struct DaemonLog: Sendable {
   func started(_ daemon: Daemon) {
     let snapshot = daemon.manager.snapshot()
     let stats = snapshot.statistics
+    let count = snapshot.downloads.count
     line(
-      "haul daemon \(HaulLibrary.version): \(snapshot.downloads.count) downloads in \(daemon.manager.catalog.path) "
+      "haul daemon \(HaulLibrary.version): \(count) download\(count == 1 ? "" : "s") in \(daemon.manager.catalog.path) "
         + "(\(stats.active) active, \(stats.waiting) waiting, \(stats.stopped) finished)")
     let endpoints = daemon.server.addresses.map { address in
       address.contains(":")

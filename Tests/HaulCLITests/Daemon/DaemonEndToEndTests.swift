@@ -48,6 +48,10 @@ struct DaemonEndToEndTests {
     // The unpause resumed from the bytes held.
     let resumed = server.requests(for: "/big.bin").compactMap { $0.headers["Range"] }
     #expect(!resumed.isEmpty, "held \(held ?? "?") bytes, but no range request after the unpause")
+    #expect(outcome.stderr.contains(": 0 downloads in "), "\(outcome)")
+    // Started again on that catalog, it counts the one download it holds.
+    let again = await (try DaemonProcess.start(in: directory)).stop()
+    #expect(again.stderr.contains(": 1 download in "), "\(again)")
   }
 
   @Test func withoutASecretOneIsMadeOnceAndKeptPrivate() async throws {

@@ -77,7 +77,7 @@ struct RunTests {
     let first = try await fixture.run("run")
     #expect(first.status == 0, "\(first)")
     #expect(first.stderr.contains("✓ saved out/\(files[0].name)"), "\(first)")
-    #expect(first.stderr.contains("haul: 1 URLs: 1 done"), "\(first)")
+    #expect(first.stderr.contains("haul: 1 URL: 1 done"), "\(first)")
     expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
     #expect(!fixture.directory.exists("out/" + files[1].name))
     #expect(server.requests(for: "/" + files[1].name).isEmpty)
