@@ -21,7 +21,8 @@ public struct HaulError: Error, Sendable, CustomStringConvertible, Equatable {
     public static let invalidInput = Category(2)
     /// Reading or writing local files failed: disk full, permission denied, file exists.
     public static let fileSystem = Category(3)
-    /// The network failed: no route, refused, reset, timed out, gave up retrying.
+    /// The network failed: no route, refused, reset, timed out, a failed TLS handshake, gave up
+    /// retrying.
     public static let network = Category(4)
     /// The server's TLS certificate could not be verified.
     public static let tls = Category(5)

@@ -147,6 +147,24 @@ struct CurlFlagsEndToEndTests {
     #expect(!directory.exists("w.bin") && !directory.exists("w.bin.part"))
   }
 
+  /// An https:// URL whose port speaks plain HTTP: the handshake fails, which is no certificate
+  /// problem: exit 4, and no hint blames the certificate or offers --insecure (given or not).
+  @Test func aPortThatDoesNotSpeakTLS() async throws {
+    let server = try TestServer()
+    _ = Self.serve(server, "/x.bin", seed: 90)
+    let url = "https://127.0.0.1:\(server.port)/x.bin"
+    let directory = try TemporaryDirectory()
+    for insecure in [[], ["--insecure"]] {
+      let outcome = try await Self.haul(insecure + ["-o", directory.file("x.bin").path, url])
+      #expect(outcome.status == 4, "\(outcome)")
+      #expect(outcome.stderr.contains("TLS handshake failed"), "\(outcome)")
+      #expect(outcome.stderr.contains("is it a TLS server on that port?"), "\(outcome)")
+      #expect(!outcome.stderr.contains("could not be verified"), "\(outcome)")
+      #expect(!outcome.stderr.contains("skips the check"), "\(outcome)")
+    }
+    #expect(!directory.exists("x.bin") && !directory.exists("x.bin.part"))
+  }
+
   /// `--max-redirs 0` refuses the first redirect; the default follows it.
   @Test func maxRedirects() async throws {
     let server = try TestServer()

@@ -35,6 +35,9 @@ struct TLSTrustTests {
 
     let refused = try await fetch([])
     #expect(refused.status == 5, "the system's bundle does not know this CA: \(refused)")
+    #expect(
+      refused.stderr.contains(
+        "the server's certificate could not be verified; --insecure skips the check (unsafe)"), "\(refused)")
 
     for (arguments, environment) in [
       (["--cacert", server.caFile.path], [:]),

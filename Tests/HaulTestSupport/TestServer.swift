@@ -274,6 +274,13 @@ final class ServerCore: Sendable {
       while buffer.count >= 2 && buffer[0] == 13 && buffer[1] == 10 { buffer.removeFirst(2) }
       var headEnd = findHeaderEnd(buffer)
       while headEnd == nil {
+        // A TLS handshake record (an https:// URL to this port) is no request: answered at
+        // once, as HTTP servers do, so the client's handshake fails instead of waiting.
+        if buffer.first == 0x16 {
+          _ = sendSimple(
+            fd, status: 400, headers: [], body: Array("bad request\n".utf8), head: false, close: true)
+          return
+        }
         if buffer.count > headLimit {
           _ = sendSimple(
             fd, status: 431, headers: [], body: Array("header block too large\n".utf8),

@@ -534,29 +534,13 @@ final class CurlTransfer {
       }
       return
     }
-    let detail = sftp?.hostKeyProblem ?? String(cString: errorBuffer)
-    let message = detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail
-    let kind: TransportFailure.Kind
-    switch Int(code) {
-    case Int(CCURLE_COULDNT_RESOLVE_HOST), Int(CCURLE_COULDNT_RESOLVE_PROXY): kind = .resolve
-    case Int(CCURLE_COULDNT_CONNECT): kind = .connect
-    case Int(CCURLE_PARTIAL_FILE), Int(CCURLE_RECV_ERROR), Int(CCURLE_SEND_ERROR), Int(CCURLE_GOT_NOTHING),
-      Int(CCURLE_HTTP2), Int(CCURLE_HTTP2_STREAM):
-      kind = .interrupted
-    case Int(CCURLE_OPERATION_TIMEDOUT): kind = .timedOut
-    case Int(CCURLE_SSL_CONNECT_ERROR), Int(CCURLE_PEER_FAILED_VERIFICATION), Int(CCURLE_SSL_CERTPROBLEM),
-      Int(CCURLE_SSL_CACERT_BADFILE):
-      kind = .tls
-    case Int(CCURLE_TOO_MANY_REDIRECTS): kind = .tooManyRedirects
-    case Int(CCURLE_URL_MALFORMAT), Int(CCURLE_UNSUPPORTED_PROTOCOL): kind = .badURL
-    case Int(CCURLE_WEIRD_SERVER_REPLY), Int(CCURLE_BAD_CONTENT_ENCODING): kind = .malformedResponse
-    case Int(CCURLE_WRITE_ERROR), Int(CCURLE_ABORTED_BY_CALLBACK): kind = .aborted
-    default: kind = .other
+    if let problem = sftp?.hostKeyProblem {
+      sink.transferDidFinish(
+        head: head, failure: TransportFailure(kind: .hostKey, message: problem, code: code))
+      return
     }
     sink.transferDidFinish(
-      head: head,
-      failure: TransportFailure(
-        kind: sftp?.hostKeyProblem == nil ? kind : .hostKey, message: message, code: code))
+      head: head, failure: TransportFailure(curlCode: code, detail: String(cString: errorBuffer)))
   }
 }
 

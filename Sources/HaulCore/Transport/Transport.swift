@@ -94,13 +94,13 @@ package struct TransportFailure: Error, Sendable, Equatable {
   package enum Kind: Sendable, Equatable {
     /// The host name does not resolve (retrying does not help).
     case resolve
-    /// Refused, unreachable.
+    /// Refused, unreachable, or the TLS handshake failed (a server that does not speak TLS there).
     case connect
     /// The connection broke mid-transfer, or the body ended before its declared length.
     case interrupted
     /// No bytes for the stall timeout.
     case timedOut
-    /// Certificate or handshake problem.
+    /// The server's certificate could not be verified, or the client's could not be used.
     case tls
     /// An SFTP server's host key is not the one known_hosts holds for it (or none is there).
     case hostKey
