@@ -11,8 +11,8 @@ import Haul
 /// The `haul` command: parses arguments, runs the download, reports, and returns the exit status.
 enum HaulCommand {
   static func run(arguments: [String], sink: OutputSink = .standard) async -> Int32 {
-    // Subcommands, recognised only as the first argument (a URL never equals these words; a
-    // file named like one is `haul -- ls` or `haul ./ls`).
+    // Subcommands, recognised only as the first argument (a URL, which starts with its scheme,
+    // never equals these words).
     if arguments.first == "worker" {
       return await WorkerCommand.run(Array(arguments.dropFirst()), sink: sink)
     }

@@ -16,7 +16,7 @@ enum HelpText {
     lines += [
       "",
       "A subcommand is recognised only as the first argument (haul SUBCOMMAND --help tells more);",
-      "to download a file or URL named like one, write haul -- ls or haul ./ls.",
+      "a URL starts with its scheme (http://, ftp://, sftp://…): never taken for one.",
       "",
       "Downloads URL into the current directory (or FILE, or DIR). An interrupted download",
       "keeps NAME.part and NAME.haul next to NAME; run the same command again to resume.",
