@@ -97,20 +97,26 @@ enum Aria2Status {
   /// aria2's exit code for how a stopped download ended: 0 complete, 31 removed, else the
   /// closest of aria2's codes to the failure's category.
   static func errorCode(_ download: DownloadSnapshot) -> String {
-    switch download.state {
+    errorCode(state: download.state, error: download.error)
+  }
+
+  static func errorCode(state: DownloadState, error: HaulError?) -> String {
+    switch state {
     case .complete: return "0"
     case .removed: return "31"
     case .failed: break
     default: return "0"
     }
-    guard let error = download.error else { return "1" }
+    guard let error else { return "1" }
     switch error.category {
     case .network: return "6"
     case .authentication: return "24"
     case .protocol: return "22"
     case .server: return error.message.contains("404") ? "3" : error.message.contains("503") ? "29" : "22"
     case .integrity: return "32"
-    case .fileSystem: return "17"
+    // 13: the file already existed; 9: not enough disk space; 17: any other I/O error.
+    case .fileSystem:
+      return error.message.contains("already exists") ? "13" : error.message.contains("are free") ? "9" : "17"
     case .invalidInput: return "28"
     case .interrupted: return "7"
     default: return "1"
