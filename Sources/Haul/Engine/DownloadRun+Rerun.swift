@@ -47,7 +47,7 @@ extension DownloadRun {
     guard state.heldBytes > 0 else { return HaulError(.interrupted, "stopped before any byte was saved") }
     let saved = ByteQuantity.format(state.heldBytes) + " saved"
     let ranges = decide { machine, _ in machine.rangesSupported }
-    guard state.heldBytes > 0, !ranges || state.totalBytes == nil else {
+    guard !ranges || state.totalBytes == nil else {
       return HaulError(.interrupted, "stopped; " + saved, hint: LibraryWording.runAgainToResume)
     }
     let why = ranges ? "it sent no size" : "it does not serve byte ranges"
