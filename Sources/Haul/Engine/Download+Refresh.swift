@@ -3,7 +3,7 @@ import HaulCore
 /// Runs of one `run()`: the first of the download's URL, and, when that link expires
 /// mid-download (`ExpiredLink`), one of each fresh URL `DownloadOptions.refreshURL` hands out.
 /// A fresh URL's run is a run of a URL that differs from the state's, so its first answer
-/// must prove the same file before a byte is appended (`DownloadMachine.movedFrom`).
+/// must prove the same file before a byte is appended (`DownloadMachine.pendingProof`).
 extension Download {
   func runRefreshing() async -> Result<DownloadResult, HaulError> {
     var url = self.url

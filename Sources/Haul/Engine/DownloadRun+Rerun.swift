@@ -46,11 +46,9 @@ extension DownloadRun {
     }
     guard state.heldBytes > 0 else { return HaulError(.interrupted, "stopped before any byte was saved") }
     let saved = ByteQuantity.format(state.heldBytes) + " saved"
-    let ranges = decide { machine, _ in machine.rangesSupported }
-    guard !ranges || state.totalBytes == nil else {
+    guard let why = decide({ machine, _ in machine.resumeObstacle }) else {
       return HaulError(.interrupted, "stopped; " + saved, hint: LibraryWording.runAgainToResume)
     }
-    let why = ranges ? "it sent no size" : "it does not serve byte ranges"
     return HaulError(
       .interrupted,
       "stopped; \(saved), but the server cannot resume (\(why)), so \(LibraryWording.runAgainStartsOver)")

@@ -125,7 +125,7 @@ package enum StartPoint: Sendable, Equatable {
   /// The target's files are open and hold `state` (its ranges clamped to the data file).
   case opened(ResumeState)
   /// As `opened`, but the bytes are a partial Haul did not make (`--continue`): they count only
-  /// once the server's first response proves them (see `DownloadMachine.unprovenHeld`).
+  /// once the server's first response proves them (see `DownloadMachine.pendingProof`).
   case foreignPartial(ResumeState)
   /// A finished file from this URL: ask the server whether it is still the same version.
   case finished(ResumeState)

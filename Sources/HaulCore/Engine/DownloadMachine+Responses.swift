@@ -55,14 +55,10 @@ extension DownloadMachine {
       phase = .running(round)
       return .decided(.abort, checksRange: false, [.startTransfer(next, again)])
     }
-    if let moved = movedFrom {
-      decision = Self.checkProven(decision, held: ResourceIdentity(identity), response, transfer.plan) {
-        Self.movedError(from: moved, $0)
-      }
-      if case .append = decision, transfer.plan.overlap == 0 { movedProven() }
-    } else if unprovenHeld {
+    if let proof = pendingProof {
       decision = Self.checkProven(
-        decision, held: ResourceIdentity(identity), response, transfer.plan, failure: Self.unprovenError)
+        decision, held: ResourceIdentity(identity), response, transfer.plan, failure: proof.failure)
+      if case .append = decision, transfer.plan.overlap == 0 { proven() }
     }
     switch decision {
     case .append(let offset):
@@ -119,7 +115,8 @@ extension DownloadMachine {
   mutating func askWithoutIfRange(_ transfer: Transfer, _ response: ResponseSummary) -> TransferPlan? {
     // Alone in its round: a secondary answered with the whole file means a server without ranges.
     guard case .running(let round) = phase, round.transfers.count == 1,
-      response.status == 200, transfer.plan.ifRange != nil, !transfer.plan.withoutIfRange, movedFrom == nil,
+      response.status == 200, transfer.plan.ifRange != nil, !transfer.plan.withoutIfRange,
+      pendingProof == nil,
       heldBytes > 0, let etag = identity.etag, EntityTag(headerValue: etag)?.isWeak == false,
       response.etag == etag, identity.totalBytes == nil || identity.totalBytes == response.identity.totalBytes
     else { return nil }
@@ -160,28 +157,11 @@ extension DownloadMachine {
     return .fail(failure(why))
   }
 
-  /// A partial Haul did not make (`--continue`) is not the start of this URL's file, or the
-  /// server cannot show that it is: it stays as it was (exit 3), as wget -c leaves a file it
-  /// cannot continue.
-  static func unprovenError(_ why: String) -> HaulError {
-    HaulError(
-      .fileSystem,
-      "the partial file to continue may not be the start of this URL's file: \(why); it was left as it was",
-      hint: "use --overwrite to replace it with the server's file, or -o to choose another name",
-      underlying: UnprovenPartial())
-  }
-
-  static func movedError(from moved: String, _ why: String) -> HaulError {
-    HaulError(
-      .fileSystem,
-      "the partial download came from another URL (\(moved)), and the new one may serve another file: \(why); "
-        + "the partial was left as it was",
-      hint: "use --overwrite to download the new URL's file from the start, or -o to choose another name")
-  }
-
-  /// The moved URL serves the bytes held: from now on the state names it.
-  mutating func movedProven() {
-    movedFrom = nil
+  /// The first response proved the held bytes: from now on the state names this URL.
+  mutating func proven() {
+    guard let proof = pendingProof else { return }
+    pendingProof = nil
+    guard case .movedFrom = proof else { return }
     identity.url = configuration.recordedURL
     if let final = movedFinalURL { identity.finalURL = final }
   }
@@ -315,7 +295,11 @@ extension DownloadMachine {
     let acceptsRanges = response.status == 206 || facts.acceptsRanges
     if acceptsRanges, !replacing, !rangesDistrusted { rangesSupported = true }
     if identity.digests == nil, !facts.wholeFileDigests.isEmpty { identity.digests = facts.wholeFileDigests }
-    if movedFrom == nil { identity.finalURL = facts.finalURL } else { movedFinalURL = facts.finalURL }
+    if pendingProof?.movedFrom == nil {
+      identity.finalURL = facts.finalURL
+    } else {
+      movedFinalURL = facts.finalURL
+    }
     if fresh || !round.announced {
       round.announced = true
       // What is on disk was just recorded (or claimed by the saved state): the first

@@ -56,8 +56,7 @@ extension DownloadMachine {
     else { return [] }
     guard matched else {
       let why = "the bytes from \(transfer.plan.offset) it sent differ from those held"
-      if let moved = movedFrom { return endRound(with: .failed(Self.movedError(from: moved, why)), now: now) }
-      if unprovenHeld { return endRound(with: .failed(Self.unprovenError(why)), now: now) }
+      if let proof = pendingProof { return endRound(with: .failed(proof.failure(why)), now: now) }
       let reason =
         "the file on the server changed (the bytes from \(transfer.plan.offset) it sent again differ "
         + "from those held, and it gives no validator to tell versions apart)"
@@ -67,9 +66,8 @@ extension DownloadMachine {
     transfer.state = segment.map { .writingSegment($0) } ?? .writingStream
     round.transfers[id] = transfer
     phase = .running(round)
-    guard movedFrom != nil || unprovenHeld else { return [] }
-    unprovenHeld = false
-    movedProven()
+    guard pendingProof != nil else { return [] }
+    proven()
     return addTransfersIfWanted(now: now)
   }
 
@@ -361,7 +359,7 @@ extension DownloadMachine {
     case .transient(let error, let retryAfter):
       let decision = budget.roundFailed(
         error, retryAfter: retryAfter, held: heldBytes, unreached: round.onlyUnreached, jitter: random.unit(),
-        resumable: rangesSupported && identity.totalBytes != nil)
+        resumable: resumeObstacle == nil)
       switch decision {
       case .giveUp(let error):
         phase = .ended

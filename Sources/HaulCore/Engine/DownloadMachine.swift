@@ -21,7 +21,7 @@
 ///
 /// A 401, 403 or 410 with bytes held fails with an `ExpiredLink` as the error's cause: the
 /// run's owner may then start a new run of a fresh URL (`DownloadOptions.refreshURL`), whose
-/// first answer must prove the same file (`movedFrom`). A 200 with the held strong ETag to an
+/// first answer must prove the same file (`pendingProof`). A 200 with the held strong ETag to an
 /// `If-Range` request is stopped and the range asked for again without `If-Range`.
 package struct DownloadMachine: Sendable {
   package struct Configuration: Sendable {
@@ -183,15 +183,10 @@ package struct DownloadMachine: Sendable {
   package internal(set) var rangesDistrusted = false
   /// Ranges whose `Content-Digest` failed once; failing again ends the download.
   package internal(set) var digestFailures: [ByteRange] = []
-  /// The URL the held bytes came from when it is not this download's (a moved or re-signed
-  /// link), until a response of the new URL proves it serves the same file: before, nothing
-  /// is written, and a response that does not prove it ends the download with the partial
-  /// left as it was (issue 11 part 4).
-  package internal(set) var movedFrom: String?
-  /// The held bytes are a partial Haul did not make (`StartPoint.foreignPartial`): only the
-  /// bytes the first response repeats (its overlap) prove them; anything else fails the download
-  /// with them left as they were (`UnprovenPartial`), never a start over that would replace them.
-  package internal(set) var unprovenHeld = false
+  /// What the held bytes must still be proven to be before a byte is appended to them; nil
+  /// once proven, or when they need no proof. Until then nothing is written, and a response
+  /// that does not prove them ends the download with them left as they were.
+  package internal(set) var pendingProof: PendingProof?
   /// The final URL of the moved URL's response, recorded once it proved the file the same.
   var movedFinalURL: String?
   /// Bytes received over the network in this session.
@@ -229,6 +224,15 @@ package struct DownloadMachine: Sendable {
   }
 
   // MARK: - What is held
+
+  /// Why a later run could not resume the bytes held, or nil when it can: that needs a
+  /// server that serves ranges of a known size. Both the retry budget's last hint and the
+  /// message of a stopped run say it from here.
+  package var resumeObstacle: String? {
+    if !rangesSupported { return "it does not serve byte ranges" }
+    if identity.totalBytes == nil { return "it sent no size" }
+    return nil
+  }
 
   /// Bytes in the file that belong to the download.
   package var heldBytes: Int64 {
@@ -316,11 +320,10 @@ package struct DownloadMachine: Sendable {
       identity = record
       layout = .finished(size: record.totalBytes ?? record.contiguousBytes)
     case .opened(let state), .foreignPartial(let state):
-      if case .foreignPartial = start { unprovenHeld = !state.ranges.isEmpty }
       identity = state
       identity.ranges = []
-      movedFrom = state.url != configuration.recordedURL && !state.ranges.isEmpty ? state.url : nil
-      if movedFrom == nil { identity.url = configuration.recordedURL }
+      pendingProof = PendingProof(start, recordedURL: configuration.recordedURL)
+      if pendingProof?.movedFrom == nil { identity.url = configuration.recordedURL }
       if let total = state.totalBytes {
         layout = .segmented(
           SegmentPlanner(total: total, held: state.ranges, minimumSplit: configuration.minimumSplit))
@@ -372,7 +375,7 @@ package struct DownloadMachine: Sendable {
     switch target {
     case .stream(let from):
       // A moved URL with a size unknown has nothing else to prove the bytes by.
-      if ifRangeValue == nil || movedFrom != nil || unprovenHeld { overlap = overlapBefore(from) }
+      if ifRangeValue == nil || pendingProof != nil { overlap = overlapBefore(from) }
       if from > 0 { range = "bytes=\(from - overlap)-" }
     case .checkFinished(size: let from):
       if from > 0 { range = "bytes=\(from)-" }
@@ -439,9 +442,8 @@ package struct DownloadMachine: Sendable {
 
   /// Grows the number of transfers when the controller wants more.
   mutating func addTransfersIfWanted(now: UInt64) -> [DownloadAction] {
-    guard case .running(var round) = phase, round.state == .active, round.failures == 0, movedFrom == nil,
-      !unprovenHeld,
-      case .segmented(var planner) = layout
+    guard case .running(var round) = phase, round.state == .active, round.failures == 0,
+      pendingProof == nil, case .segmented(var planner) = layout
     else { return [] }
     let useful = Int(min(Int64(64), planner.remainingBytes / max(1, configuration.minimumSplit)))
     let wanted = controller.update(

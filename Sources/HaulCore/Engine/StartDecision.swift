@@ -80,7 +80,7 @@ package enum StartDecision {
     case .loaded(let state):
       guard overwrite else {
         // Another URL (a moved or re-signed link): the machine resumes only once the new URL's
-        // first response proves it serves the same file (`DownloadMachine.movedFrom`).
+        // first response proves it serves the same file (`DownloadMachine.pendingProof`).
         var state = state
         state.ranges = ByteRanges.normalized(
           state.ranges.map { ByteRange(start: $0.start, end: min($0.end, partSize)) })

@@ -1,7 +1,7 @@
 /// A link that expired mid-download: a signed CDN or S3 link whose time ran out answers 401,
 /// 403 or 410 to a request that continues bytes already held. Then a fresh URL of the same
 /// file (`DownloadOptions.refreshURL`) can carry on, once its first answer proves it serves
-/// the same file (the check a moved URL goes through, `DownloadMachine.movedFrom`).
+/// the same file (the check a moved URL goes through, `DownloadMachine.pendingProof`).
 ///
 /// ```swift
 /// ExpiredLink.seemsExpired(status: 403, heldBytes: 200_000)   // true

@@ -52,7 +52,7 @@ import Testing
       return
     }
     #expect(plan.overlap == DownloadMachine.overlapLength && plan.range == "bytes=34464-")
-    #expect(machine.unprovenHeld)
+    #expect(machine.pendingProof == .foreignPartial)
     guard case .decided(.deliver, _, let actions) = machine.receiveHead(1, Self.facts(206), now: 1) else {
       Issue.record("refused")
       return
@@ -62,7 +62,7 @@ import Testing
     #expect(
       machine.receiveBody(1, count: 65_536, now: 2) == .compare(offset: 34_464, count: 65_536, last: true))
     let proven = machine.overlapChecked(1, matched: true, now: 3)
-    #expect(!machine.unprovenHeld)
+    #expect(machine.pendingProof == nil)
     #expect(proven.contains { if case .startTransfer = $0 { true } else { false } }, "then more connections")
     #expect(
       machine.receiveBody(1, count: 10, now: 4)

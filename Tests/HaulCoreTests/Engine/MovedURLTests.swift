@@ -60,12 +60,12 @@ import Testing
       return
     }
     #expect(plan.range == "bytes=40000-" && plan.ifRange == (etag ?? lastModified) && plan.overlap == 0)
-    #expect(machine.movedFrom == Self.old)
+    #expect(machine.pendingProof == .movedFrom(Self.old))
     guard case .decided(.deliver, _, _) = machine.receiveHead(1, reply, now: 1) else {
       Issue.record("the same file was refused")
       return
     }
-    #expect(machine.movedFrom == nil)
+    #expect(machine.pendingProof == nil)
     #expect(machine.snapshot.url == Self.new)
     #expect(
       machine.receiveBody(1, count: 10, now: 2)
@@ -119,7 +119,7 @@ import Testing
       !actions.contains { if case .startTransfer = $0 { true } else { false } }, "no more before the proof")
     #expect(machine.receiveBody(1, count: 40_000, now: 2) == .compare(offset: 0, count: 40_000, last: true))
     let proven = machine.overlapChecked(1, matched: true, now: 3)
-    #expect(machine.movedFrom == nil && machine.snapshot.url == Self.new)
+    #expect(machine.pendingProof == nil && machine.snapshot.url == Self.new)
     #expect(proven.contains { if case .startTransfer = $0 { true } else { false } }, "then more connections")
 
     var other = Self.machine()
