@@ -39,6 +39,25 @@ struct StreamTargetTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
   }
 
+  /// Giving up on a stream promises no resume: nothing of it is kept for a later run.
+  @Test func givingUpOnAStreamPromisesNoResume() async throws {
+    let server = try TestServer()
+    var resource = TestResource(body: TestResource.random(size: 3_000_000, seed: 183), etag: "\"g\"")
+    resource.faults.dropAfterBytes = 100_000
+    server.setResource("/f.bin", resource)
+    let directory = try TemporaryDirectory()
+    let result = try await Self.runPiped(
+      ["-o", "-", "--retries", "1", server.url("/f.bin")], in: directory.url)
+    #expect(result.status == 4, "\(result.stderr)")
+    #expect(result.stdout.count == 100_000)
+    #expect(
+      result.stderr.contains(
+        "a stream is written as it comes and keeps nothing to resume from, so it starts over"),
+      "\(result.stderr)")
+    #expect(
+      result.stderr.range(of: "resume from [0-9]", options: .regularExpression) == nil, "\(result.stderr)")
+  }
+
   @Test func dashOIsOneDownloadWithoutJSON() async throws {
     let directory = try TemporaryDirectory()
     let several = try await CommandEndToEndTests.run(

@@ -38,20 +38,20 @@ extension DownloadRun {
   /// on. It starts over when the server cannot resume (it never offered byte ranges, or sent
   /// no size), and says so instead of promising a resume.
   func stoppedError(_ state: ResumeState) -> HaulError {
-    if files.withLock({ $0.target?.part.isStream }) == true {
+    let (obstacle, streamed) = decide { machine, _ in (machine.resumeObstacle, machine.streamed) }
+    if streamed, let obstacle {
       return HaulError(
         .interrupted,
-        "stopped after \(ByteQuantity.format(state.heldBytes)); a stream is written as it comes and keeps "
-          + "nothing to resume from, so \(LibraryWording.runAgainStartsOver)")
+        "stopped after \(ByteQuantity.format(state.heldBytes)); \(obstacle), so \(LibraryWording.runAgainStartsOver)"
+      )
     }
     guard state.heldBytes > 0 else { return HaulError(.interrupted, "stopped before any byte was saved") }
     let saved = ByteQuantity.format(state.heldBytes) + " saved"
-    guard let why = decide({ machine, _ in machine.resumeObstacle }) else {
+    guard let obstacle else {
       return HaulError(.interrupted, "stopped; " + saved, hint: LibraryWording.runAgainToResume)
     }
     return HaulError(
-      .interrupted,
-      "stopped; \(saved), but the server cannot resume (\(why)), so \(LibraryWording.runAgainStartsOver)")
+      .interrupted, "stopped; \(saved), but \(obstacle), so \(LibraryWording.runAgainStartsOver)")
   }
 
   static func modifiedError(_ message: String) -> HaulError {

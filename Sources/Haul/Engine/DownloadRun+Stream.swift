@@ -110,7 +110,7 @@ extension DownloadRun {
       $0.target = target
       $0.hasher = hasher
     }
-    return .opened(ResumeState(url: recordedURL))
+    return .stream
   }
 
 }

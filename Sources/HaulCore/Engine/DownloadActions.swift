@@ -129,6 +129,9 @@ package enum StartPoint: Sendable, Equatable {
   case foreignPartial(ResumeState)
   /// A finished file from this URL: ask the server whether it is still the same version.
   case finished(ResumeState)
+  /// The target is a stream (standard output, a FIFO, a device): written as it comes, from
+  /// byte 0, and nothing is kept that a later run could resume from.
+  case stream
 }
 
 /// What the executor does with a response head.

@@ -359,7 +359,7 @@ extension DownloadMachine {
     case .transient(let error, let retryAfter):
       let decision = budget.roundFailed(
         error, retryAfter: retryAfter, held: heldBytes, unreached: round.onlyUnreached, jitter: random.unit(),
-        resumable: resumeObstacle == nil)
+        cannotResume: resumeObstacle)
       switch decision {
       case .giveUp(let error):
         phase = .ended

@@ -187,6 +187,9 @@ package struct DownloadMachine: Sendable {
   /// once proven, or when they need no proof. Until then nothing is written, and a response
   /// that does not prove them ends the download with them left as they were.
   package internal(set) var pendingProof: PendingProof?
+  /// The target is a stream (`StartPoint.stream`): this run may still resume a broken
+  /// connection, a later one starts over.
+  package internal(set) var streamed = false
   /// The final URL of the moved URL's response, recorded once it proved the file the same.
   var movedFinalURL: String?
   /// Bytes received over the network in this session.
@@ -229,8 +232,9 @@ package struct DownloadMachine: Sendable {
   /// server that serves ranges of a known size. Both the retry budget's last hint and the
   /// message of a stopped run say it from here.
   package var resumeObstacle: String? {
-    if !rangesSupported { return "it does not serve byte ranges" }
-    if identity.totalBytes == nil { return "it sent no size" }
+    if streamed { return "a stream is written as it comes and keeps nothing to resume from" }
+    if !rangesSupported { return "the server cannot resume (it does not serve byte ranges)" }
+    if identity.totalBytes == nil { return "the server cannot resume (it sent no size)" }
     return nil
   }
 
@@ -306,7 +310,7 @@ package struct DownloadMachine: Sendable {
     var actions: [DownloadAction] = []
     switch start {
     case .opened, .foreignPartial: actions.append(.advanceHashing(to: verifiedPrefix))
-    case .unnamed, .finished: break
+    case .unnamed, .finished, .stream: break
     }
     return actions + startRound(now: now)
   }
@@ -316,6 +320,10 @@ package struct DownloadMachine: Sendable {
     switch start {
     case .unnamed:
       layout = .unnamed
+    case .stream:
+      streamed = true
+      identity = ResumeState(url: configuration.recordedURL)
+      layout = .stream(Stream(written: 0))
     case .finished(let record):
       identity = record
       layout = .finished(size: record.totalBytes ?? record.contiguousBytes)

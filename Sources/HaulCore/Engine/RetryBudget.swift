@@ -36,11 +36,11 @@ package struct RetryBudget: Sendable, Equatable {
 
   /// A round failed with `error` (transient) while `held` bytes are held. `unreached`: every
   /// transfer of the round failed to connect. `jitter` in 0...1 spreads the delay.
-  /// `resumable`: a next run can continue the bytes held (the server serves ranges of a known
-  /// size); the message never promises a resume otherwise.
+  /// `cannotResume`: why a next run could not continue the bytes held
+  /// (`DownloadMachine.resumeObstacle`); the message never promises a resume then.
   package mutating func roundFailed(
     _ error: HaulError, retryAfter: Double?, held: Int64, unreached: Bool, jitter: Double,
-    resumable: Bool = true
+    cannotResume: String? = nil
   ) -> Decision {
     if held > mostHeld {
       mostHeld = held
@@ -50,7 +50,7 @@ package struct RetryBudget: Sendable, Equatable {
     lastFailure = error
     let shortLeash = unreached && !contacted
     let limit = shortLeash ? min(Self.unreachedAttempts, attemptLimit) : attemptLimit
-    guard failures < limit else { return .giveUp(gaveUp(error, held: held, resumable: resumable)) }
+    guard failures < limit else { return .giveUp(gaveUp(error, held: held, cannotResume: cannotResume)) }
     var delay = policy.delay(afterFailures: failures, retryAfter: retryAfter, jitter: jitter)
     if shortLeash { delay = min(delay, Self.unreachedDelayCap) }
     return .retry(RetryNotice(attempt: failures, maxAttempts: limit, delay: delay, reason: error))
@@ -74,7 +74,7 @@ package struct RetryBudget: Sendable, Equatable {
   /// attempt (no retries) and `Int.max` no limit.
   private var attemptLimit: Int { max(1, policy.maxAttemptsWithoutProgress) }
 
-  private func gaveUp(_ error: HaulError, held: Int64, resumable: Bool) -> HaulError {
+  private func gaveUp(_ error: HaulError, held: Int64, cannotResume: String?) -> HaulError {
     var detail = "gave up after \(failures == 1 ? "1 attempt" : "\(failures) attempts") without progress"
     if restarts > 0 {
       detail +=
@@ -84,9 +84,8 @@ package struct RetryBudget: Sendable, Equatable {
     let hint =
       held == 0
       ? "run the same command again later"
-      : resumable
-        ? "run the same command again later to resume from \(ByteQuantity.format(held))"
-        : "run the same command again later; the server does not resume, so it starts over"
+      : cannotResume.map { "run the same command again later; \($0), so it starts over" }
+        ?? "run the same command again later to resume from \(ByteQuantity.format(held))"
     return HaulError(error.category, "\(error.message) (\(detail))", hint: hint, underlying: error)
   }
 }

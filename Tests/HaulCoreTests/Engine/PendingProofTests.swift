@@ -34,20 +34,24 @@ import Testing
     #expect(foreign.underlying is UnprovenPartial)
   }
 
-  static func machine(opened state: ResumeState) -> DownloadMachine {
+  static func machine(_ start: StartPoint) -> DownloadMachine {
     var machine = DownloadMachine(
       DownloadMachine.Configuration(
         recordedURL: url, fixedConnections: 1,
         retry: RetryPolicy(baseDelay: 1, maxDelay: 8, maxAttemptsWithoutProgress: 3)))
-    _ = machine.begin(.opened(state), now: 0)
+    _ = machine.begin(start, now: 0)
     return machine
   }
 
-  /// A later run resumes only from a server that serves ranges of a known size.
+  /// A later run resumes only from a server that serves ranges of a known size, and never
+  /// into a stream.
   @Test func resumeObstacle() {
+    #expect(Self.machine(.stream).resumeObstacle?.hasPrefix("a stream is written as it comes") == true)
     let sized = ResumeState(url: Self.url, totalBytes: 100, ranges: Self.held)
-    #expect(Self.machine(opened: sized).resumeObstacle == nil)
+    #expect(Self.machine(.opened(sized)).resumeObstacle == nil)
     let unsized = ResumeState(url: Self.url, ranges: Self.held)
-    #expect(Self.machine(opened: unsized).resumeObstacle == "it does not serve byte ranges")
+    #expect(
+      Self.machine(.opened(unsized)).resumeObstacle
+        == "the server cannot resume (it does not serve byte ranges)")
   }
 }

@@ -80,13 +80,15 @@ import Testing
     var stuck = Self.budget(attempts: 1)
     guard
       case .giveUp(let notResumable) = stuck.roundFailed(
-        Self.cut, retryAfter: nil, held: 1 << 20, unreached: false, jitter: 0, resumable: false)
+        Self.cut, retryAfter: nil, held: 1 << 20, unreached: false, jitter: 0,
+        cannotResume: "the server cannot resume (it sent no size)")
     else {
       Issue.record("no give-up")
       return
     }
     #expect(
-      notResumable.hint == "run the same command again later; the server does not resume, so it starts over")
+      notResumable.hint
+        == "run the same command again later; the server cannot resume (it sent no size), so it starts over")
   }
 
   @Test func restartsAreCappedWithTheLastFailuresCategory() {
