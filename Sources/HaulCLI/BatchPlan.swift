@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Haul
+import HaulCore
 
 #if canImport(Glibc)
   import Glibc
@@ -24,7 +25,8 @@ enum BatchPlan {
   /// The jobs, and those given numbered names (`--auto-rename`).
   ///
   /// - Throws: `.fileSystem` when the input file cannot be read or a directory cannot be made;
-  ///   `.invalidInput` for a mistake in the input file (naming its line), when no URL is left,
+  ///   `.invalidInput` for a URL that is not one a download can take (the command line's too),
+  ///   for a mistake in the input file (naming its line), when no URL is left,
   ///   or when two URLs would write one file (without `--auto-rename`).
   static func make(
     _ options: CommandLineOptions,
@@ -45,6 +47,7 @@ enum BatchPlan {
       try UserFiles.readAll(descriptor: STDIN_FILENO, limit: inputLimit, name: "standard input")
     }
   ) throws(HaulError) -> [InputFile.Entry] {
+    try checkURLs(options.urls)
     let given = options.urls.map { InputFile.Entry(url: $0, line: 0) }
     guard let path = options.inputFile else { return given }
     let data: [UInt8]
@@ -62,6 +65,21 @@ enum BatchPlan {
     let all = given + listed
     guard !all.isEmpty else { throw HaulError(.invalidInput, "--input-file: \(path) lists no URL") }
     return all
+  }
+
+  /// The command line's URLs put through the check a download makes of its URL, as the input
+  /// file's lines are, so that a bad third URL stops the run before the first two download:
+  /// `'notaurl' is not a URL (give a full URL such as …)`, `gopher://h/x: unsupported URL scheme …`.
+  static func checkURLs(_ urls: [String]) throws(HaulError) {
+    for url in urls {
+      do throws(HaulError) {
+        _ = try RequestURL.normalize(url)
+      } catch {
+        let reason = error.message + (error.hint.map { " (\($0))" } ?? "")
+        // Among several URLs the message must say which: most quote it already, some do not.
+        throw HaulError(.invalidInput, reason.contains("'\(url)'") ? reason : "\(url): \(reason)")
+      }
+    }
   }
 
   /// The downloads the entries stand for: the command line's options, with each entry's own

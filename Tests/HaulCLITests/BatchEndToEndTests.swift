@@ -128,6 +128,39 @@ import Testing
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["urls.txt"])
   }
 
+  /// The command line's URLs are checked as the input file's are: a bad third URL is found
+  /// before the first two download, and the run stops as for a usage error.
+  @Test(arguments: [
+    ("notaurl", "haul: 'notaurl' is not a URL (give a full URL such as https://example.com/file)"),
+    (
+      "gopher://h/x",
+      "haul: gopher://h/x: unsupported URL scheme 'gopher' (haul downloads http://, https://, ftp://, ftps:// and sftp:// URLs)"
+    ),
+    ("http://", "haul: 'http://' has no usable host name"),
+  ])
+  func aBadURLOnTheCommandLineStopsBeforeAnyDownload(url: String, message: String) async throws {
+    let server = try TestServer()
+    _ = Self.serve(2, on: server, seed: 137)
+    let directory = try TemporaryDirectory()
+    let result = try await CommandEndToEndTests.run(
+      ["-d", "new", server.url("/d/f0.bin"), server.url("/d/f1.bin"), url], in: directory.url)
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(result.stderr == message + "\nTry 'haul --help'.\n")
+    #expect(server.requests.isEmpty)
+    // Not even -d's directory is made.
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+  }
+
+  /// One URL alone is no batch: its message stays the download's own, hint on a line of its own.
+  @Test func aBadURLAloneKeepsTheDownloadsMessage() async throws {
+    let directory = try TemporaryDirectory()
+    let result = try await CommandEndToEndTests.run(["notaurl"], in: directory.url)
+    #expect(result.status == 2)
+    #expect(
+      result.stderr
+        == "haul: 'notaurl' is not a URL\nhaul: give a full URL such as https://example.com/file\n")
+  }
+
   @Test func twoURLsForOneFileAreRefusedOrNumbered() async throws {
     let server = try TestServer()
     let first = TestResource.random(size: 40_000, seed: 140)

@@ -189,11 +189,34 @@ struct InputFileTests {
     #expect(BatchPlan.directories(of: jobs) == ["dl", "dl/sub", "elsewhere/"])
   }
 
+  /// The command line's URLs of a batch go through a download's URL check before anything else
+  /// (the input file is not even read), named when the message does not quote them.
+  @Test(arguments: [
+    (["http://h/a", "notaurl"], "'notaurl' is not a URL (give a full URL such as https://example.com/file)"),
+    (
+      ["gopher://h/x", "http://h/a"],
+      "gopher://h/x: unsupported URL scheme 'gopher' (haul downloads http://, https://, ftp://, ftps:// and sftp:// URLs)"
+    ),
+    (["http://h/a", "http://", "also bad"], "'http://' has no usable host name"),
+    (["https://:443/x", "-i", "-"], "'https://:443/x' has no usable host name"),
+  ])
+  func badCommandLineURLsAreRefusedFirst(arguments: [String], message: String) throws {
+    let options = try CommandLineOptions.parseDownload(arguments)
+    #expect(throws: HaulError(.invalidInput, message)) {
+      try BatchPlan.entries(
+        options,
+        readStandardInput: { () throws(LocalFileError) -> [UInt8] in
+          Issue.record("standard input was read")
+          return []
+        })
+    }
+  }
+
   @Test func entriesFromTheCommandLineAndStandardInput() throws {
-    let options = try CommandLineOptions.parseDownload(["x", "-i", "-"])
+    let options = try CommandLineOptions.parseDownload(["http://h/x", "-i", "-"])
     let text = "# mirrors\nhttp://h/a\n  out=a.bin\nhttp://h/b # second\n"
     let entries = try BatchPlan.entries(options, readStandardInput: { Array(text.utf8) })
-    #expect(entries.map(\.url) == ["x", "http://h/a", "http://h/b"])
+    #expect(entries.map(\.url) == ["http://h/x", "http://h/a", "http://h/b"])
     #expect(entries[1].options.output == "a.bin")
     #expect(
       throws: HaulError(
