@@ -111,6 +111,9 @@ package final class Aria2Methods: Sendable {
       options.output.map { .file(directory.appendingPathComponent($0)) } ?? .directory(directory)
     var download = DownloadOptions()
     try options.apply(to: &download)
+    // The manager's own check of the URL and options (`ManagerInput.validate`), made before the
+    // directory is: a refused call must leave no new empty folder behind.
+    _ = try Download(url: url, to: destination, options: download)
     // A missing `dir` (its own, or the global one) is made, as aria2c and haul -d do.
     let folder =
       switch destination {

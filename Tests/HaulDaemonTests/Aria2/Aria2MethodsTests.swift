@@ -75,6 +75,31 @@ import Testing
     #expect(listed.array?.count == 2)
   }
 
+  /// The URL is checked before a missing `dir` is made: a refused call leaves no empty folder.
+  @Test(arguments: [
+    ("notaurl", "'notaurl' is not a URL"), ("gopher://h/x", "unsupported URL scheme 'gopher'"),
+    ("http://", "'http://' has no usable host name"),
+  ])
+  func aRefusedURLMakesNoDir(uri: String, message: String) async throws {
+    let fixture = try await DaemonFixture()
+    let fresh = fixture.downloads.appendingPathComponent("fresh")
+    await #expect(throws: RPCError(message)) {
+      try await fixture.call(
+        "aria2.addUri", [[.string(uri)], ["dir": .string(fresh.appendingPathComponent("deeper").path)]])
+    }
+    // Through the global dir, with out's subfolder, too.
+    let global = fixture.directory.file("global")
+    #expect(try await fixture.call("aria2.changeGlobalOption", [["dir": .string(global.path)]]) == "OK")
+    await #expect(throws: RPCError(message)) {
+      try await fixture.call("aria2.addUri", [[.string(uri)], ["out": "sub/m.bin"]])
+    }
+    let listed = try await fixture.call("aria2.tellWaiting", [0, 10, ["gid"]])
+    await fixture.stop()
+    #expect(!FileManager.default.fileExists(atPath: fresh.path))
+    #expect(!FileManager.default.fileExists(atPath: global.path))
+    #expect(listed.array?.isEmpty == true)
+  }
+
   @Test func pauseUnpauseAndTheirErrors() async throws {
     let fixture = try await DaemonFixture()
     let body = fixture.serve("/c.bin", size: 200_000, seed: 3)
