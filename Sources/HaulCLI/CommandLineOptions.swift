@@ -460,18 +460,23 @@ extension CommandLineOptions {
 
   /// The closest known long option, when it is close enough to be a likely typo.
   static func suggestion(for spelling: String, among specs: [OptionSpec] = table) -> String? {
+    suggestion(for: spelling, longNames: specs.map(\.long))
+  }
+
+  /// The closest of `longNames` (without their `--`), when it is close enough to be a likely
+  /// typo; also what `OptionScanner` suggests for `haul daemon` and `haul worker`.
+  static func suggestion(for spelling: String, longNames: [String]) -> String? {
     guard spelling.hasPrefix("--") else {
       // `-output` instead of `--output`.
       let word = String(spelling.dropFirst())
-      return word.count > 1 && spec(long: word, in: specs) != nil ? "--" + word : nil
+      return word.count > 1 && longNames.contains(word) ? "--" + word : nil
     }
     let word = spelling.dropFirst(2).lowercased()
     guard !word.isEmpty else { return nil }
     var best: (name: String, distance: Int)?
-    for spec in specs {
-      let distance =
-        spec.long.hasPrefix(word) && word.count >= 2 ? 0 : editDistance(Array(word), Array(spec.long))
-      if distance < (best?.distance ?? Int.max) { best = (spec.long, distance) }
+    for long in longNames {
+      let distance = long.hasPrefix(word) && word.count >= 2 ? 0 : editDistance(Array(word), Array(long))
+      if distance < (best?.distance ?? Int.max) { best = (long, distance) }
     }
     guard let best, best.distance <= max(1, min(2, word.count / 3)) else { return nil }
     return "--" + best.name

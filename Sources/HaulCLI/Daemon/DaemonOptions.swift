@@ -61,56 +61,56 @@ struct DaemonOptions: Equatable {
       """
   }
 
+  private enum Key {
+    case catalog, directory, port, secret, secretFile, listenAll, allowOriginAll, allowHost
+    case maximumRequestSize, maxConcurrentDownloads, overallLimit, quiet, help
+  }
+
+  /// The options of `table`, read by the scanner `haul worker` shares.
+  private static let scanner = OptionScanner<Key>(
+    command: "daemon",
+    options: [
+      .init(.catalog, "catalog", value: true), .init(.directory, "dir", short: "d", value: true),
+      .init(.port, "rpc-listen-port", value: true), .init(.secret, "rpc-secret", value: true),
+      .init(.secretFile, "rpc-secret-file", value: true), .init(.listenAll, "rpc-listen-all"),
+      .init(.allowOriginAll, "rpc-allow-origin-all"), .init(.allowHost, "rpc-allow-host", value: true),
+      .init(.maximumRequestSize, "rpc-max-request-size", value: true),
+      .init(.maxConcurrentDownloads, "max-concurrent-downloads", short: "j", value: true),
+      .init(.overallLimit, "max-overall-download-limit", value: true),
+      .init(.quiet, "quiet", short: "q"), .init(.help, "help", short: "h"),
+    ])
+
   static func parse(_ arguments: [String]) throws(UsageError) -> DaemonOptions {
     var options = DaemonOptions()
-    var rest = arguments[...]
-    func value(_ spelling: String, _ inline: String?) throws(UsageError) -> String {
-      if let inline { return inline }
-      guard let next = rest.popFirst() else { throw UsageError("\(spelling) needs a value") }
-      return next
-    }
-    while let argument = rest.popFirst() {
-      var name = argument
-      var inline: String?
-      if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-        name = String(argument[..<equals])
-        inline = String(argument[argument.index(after: equals)...])
-      } else if argument.count > 2, ["-d", "-j"].contains(String(argument.prefix(2))) {
-        name = String(argument.prefix(2))
-        inline = String(argument.dropFirst(2))
-      }
-      switch name {
-      case "--catalog": options.catalog = try nonEmpty(try value(name, inline), name)
-      case "-d", "--dir": options.directory = try nonEmpty(try value(name, inline), name)
-      case "--rpc-listen-port":
-        let text = try value(name, inline)
+    for found in try scanner.scan(arguments) {
+      let (name, text) = (found.spelling, found.value)
+      switch found.key {
+      case .catalog: options.catalog = try nonEmpty(text, name)
+      case .directory: options.directory = try nonEmpty(text, name)
+      case .port:
         guard let port = UInt16(text) else {
           throw UsageError("\(name): '\(text)' is not a port from 0 to 65535")
         }
         options.port = port
-      case "--rpc-secret": options.secret = try nonEmpty(try value(name, inline), name)
-      case "--rpc-secret-file": options.secretFile = try nonEmpty(try value(name, inline), name)
-      case "--rpc-listen-all": options.listenAll = true
-      case "--rpc-allow-origin-all": options.allowOriginAll = true
-      case "--rpc-allow-host": options.allowedHosts.append(try nonEmpty(try value(name, inline), name))
-      case "--rpc-max-request-size":
-        let text = try value(name, inline)
+      case .secret: options.secret = try nonEmpty(text, name)
+      case .secretFile: options.secretFile = try nonEmpty(text, name)
+      case .listenAll: options.listenAll = true
+      case .allowOriginAll: options.allowOriginAll = true
+      case .allowHost: options.allowedHosts.append(try nonEmpty(text, name))
+      case .maximumRequestSize:
         guard let size = ByteQuantity.parse(text), size >= 4096, size <= 1 << 30 else {
           throw UsageError("\(name): '\(text)' is not a size from 4K to 1G")
         }
         options.maximumRequestSize = Int(size)
-      case "-j", "--max-concurrent-downloads":
-        options.maxConcurrentDownloads = try CommandLineOptions.parseCount(
-          try value(name, inline), spelling: name)
-      case "--max-overall-download-limit":
-        let text = try value(name, inline)
+      case .maxConcurrentDownloads:
+        options.maxConcurrentDownloads = try CommandLineOptions.parseCount(text, spelling: name)
+      case .overallLimit:
         guard let rate = CommandLineOptions.parseRate(text) else {
           throw UsageError("\(name): '\(text)' is not a rate (e.g. 500K, 20M)")
         }
         options.overallLimit = rate
-      case "-q", "--quiet": options.quiet = true
-      case "-h", "--help": options.help = true
-      default: throw UsageError("daemon: unknown option '\(argument)'")
+      case .quiet: options.quiet = true
+      case .help: options.help = true
       }
     }
     if options.secret != nil && options.secretFile != nil {

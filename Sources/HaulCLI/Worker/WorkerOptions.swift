@@ -56,62 +56,55 @@ struct WorkerOptions: Equatable {
       """
   }
 
+  private enum Key {
+    case queue, jobs, name, directory, lease, rateLimit, header, exitWhenIdle, json, quiet, help
+  }
+
+  /// The options of `table`, read by the scanner `haul daemon` shares.
+  private static let scanner = OptionScanner<Key>(
+    command: "worker",
+    options: [
+      .init(.queue, "queue", value: true), .init(.jobs, "jobs", short: "j", value: true),
+      .init(.name, "name", value: true), .init(.directory, "dir", short: "d", value: true),
+      .init(.lease, "lease", value: true), .init(.rateLimit, "limit-rate", value: true),
+      .init(.header, "header", short: "H", value: true), .init(.exitWhenIdle, "exit-when-idle"),
+      .init(.json, "json"), .init(.quiet, "quiet", short: "q"), .init(.help, "help", short: "h"),
+    ])
+
   static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> WorkerOptions
   {
     var options = WorkerOptions()
-    var rest = arguments[...]
-    func value(_ spelling: String, _ inline: String?) throws(UsageError) -> String {
-      if let inline { return inline }
-      guard let next = rest.popFirst() else { throw UsageError("\(spelling) needs a value") }
-      return next
-    }
-    while let argument = rest.popFirst() {
-      var name = argument
-      var inline: String?
-      if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-        name = String(argument[..<equals])
-        inline = String(argument[argument.index(after: equals)...])
-      } else if argument.count > 2, argument.hasPrefix("-"), !argument.hasPrefix("--"),
-        ["-j", "-d", "-H"].contains(String(argument.prefix(2)))
-      {
-        name = String(argument.prefix(2))
-        inline = String(argument.dropFirst(2))
-      }
-      switch name {
-      case "--queue": options.queue = try value(name, inline)
-      case "-j", "--jobs":
-        let text = try value(name, inline)
+    for found in try scanner.scan(arguments) {
+      let (name, text) = (found.spelling, found.value)
+      switch found.key {
+      case .queue: options.queue = text
+      case .jobs:
         guard let count = Int(text), (1...256).contains(count) else {
           throw UsageError("\(name): '\(text)' is not a number of jobs from 1 to 256")
         }
         options.jobs = count
-      case "--name":
-        let text = try value(name, inline)
+      case .name:
         guard !text.isEmpty, text.utf8.count <= 200, !text.unicodeScalars.contains(where: { $0.value < 0x20 })
         else {
           throw UsageError("--name: a worker name has 1 to 200 printable characters")
         }
         options.name = text
-      case "-d", "--dir": options.directory = try value(name, inline)
-      case "--lease":
-        let text = try value(name, inline)
+      case .directory: options.directory = text
+      case .lease:
         guard let seconds = Double(text), seconds.isFinite, (2...3600).contains(seconds) else {
           throw UsageError("--lease: '\(text)' is not a number of seconds from 2 to 3600")
         }
         options.leaseSeconds = seconds
-      case "--limit-rate":
-        let text = try value(name, inline)
+      case .rateLimit:
         guard let rate = ByteQuantity.parse(text), rate > 0 else {
           throw UsageError("--limit-rate: '\(text)' is not a rate (e.g. 500K, 20M)")
         }
         options.rateLimit = rate
-      case "-H", "--header":
-        options.headers.append(try CommandLineOptions.parseHeader(try value(name, inline), spelling: name))
-      case "--exit-when-idle": options.exitWhenIdle = true
-      case "--json": options.json = true
-      case "-q", "--quiet": options.quiet = true
-      case "-h", "--help": options.help = true
-      default: throw UsageError("worker: unknown option '\(argument)'")
+      case .header: options.headers.append(try CommandLineOptions.parseHeader(text, spelling: name))
+      case .exitWhenIdle: options.exitWhenIdle = true
+      case .json: options.json = true
+      case .quiet: options.quiet = true
+      case .help: options.help = true
       }
     }
     if options.queue == nil, let fromEnvironment = environment[PostgresAddress.environmentVariable],
