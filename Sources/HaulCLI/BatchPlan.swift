@@ -22,19 +22,43 @@ struct DownloadJob: Sendable {
 /// line's URLs, then the input file's with their option lines; the directories they write into
 /// exist afterwards.
 enum BatchPlan {
-  /// The jobs, and those given numbered names (`--auto-rename`).
+  /// The jobs, those given numbered names (`--auto-rename`), and notes for the user (a URL
+  /// listed twice, an input file that lists none: then there are no jobs).
   ///
   /// - Throws: `.fileSystem` when the input file cannot be read or a directory cannot be made;
   ///   `.invalidInput` for a URL that is not one a download can take (the command line's too),
-  ///   for a mistake in the input file (naming its line), when no URL is left,
-  ///   or when two URLs would write one file (without `--auto-rename`).
+  ///   for a mistake in the input file (naming its line), or when two URLs would write one file
+  ///   (without `--auto-rename`).
   static func make(
     _ options: CommandLineOptions,
-  ) throws(HaulError) -> (jobs: [DownloadJob], renamed: [NameCollisions.Renamed]) {
-    let planned = jobs(options, entries: try entries(options))
-    let resolved = try NameCollisions.resolve(planned, autoRename: options.autoRename)
+  ) throws(HaulError) -> (jobs: [DownloadJob], renamed: [NameCollisions.Renamed], notes: [String]) {
+    let (listed, notes) = withoutRepeats(try entries(options), options: options)
+    let resolved = try NameCollisions.resolve(jobs(options, entries: listed), autoRename: options.autoRename)
     for directory in directories(of: resolved.jobs) { try LocalDirectory.prepare(directory) }
-    return resolved
+    return (resolved.jobs, resolved.renamed, notes)
+  }
+
+  /// The entries without those that repeat an earlier one (the same URL with the same options
+  /// of its own): one download, as aria2c makes of a URL given twice; and the notes that say
+  /// so, or that the input file lists no URL (as aria2c and wget, nothing to do is no error).
+  static func withoutRepeats(
+    _ entries: [InputFile.Entry], options: CommandLineOptions
+  ) -> (entries: [InputFile.Entry], notes: [String]) {
+    guard !entries.isEmpty else {
+      let name = options.inputFile.map { $0 == "-" ? "standard input" : $0 } ?? "the command line"
+      return ([], ["\(name) lists no URL: nothing to do"])
+    }
+    var kept: [InputFile.Entry] = []
+    var notes: [String] = []
+    for entry in entries {
+      guard kept.contains(where: { $0.url == entry.url && $0.options == entry.options }) else {
+        kept.append(entry)
+        continue
+      }
+      let note = "\(entry.url) is listed more than once with the same options; it is downloaded once"
+      if !notes.contains(note) { notes.append(note) }
+    }
+    return (kept, notes)
   }
 
   /// The longest input file read (a million URLs of 64 bytes fit).
@@ -62,9 +86,7 @@ enum BatchPlan {
     } catch {
       throw HaulError(.invalidInput, error.message)
     }
-    let all = given + listed
-    guard !all.isEmpty else { throw HaulError(.invalidInput, "--input-file: \(path) lists no URL") }
-    return all
+    return given + listed
   }
 
   /// The command line's URLs put through the check a download makes of its URL, as the input

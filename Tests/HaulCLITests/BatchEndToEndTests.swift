@@ -208,6 +208,35 @@ import Testing
     #expect(server.bodyBytesSent == sent)
   }
 
+  /// A URL listed twice with the same options is one download (aria2c too), said once; one
+  /// with an `out=` of its own is another download. An input file without URLs is nothing to
+  /// do, not a mistake (aria2c and wget exit 0).
+  @Test func aRepeatedURLIsDownloadedOnceAndAnEmptyListIsNothingToDo() async throws {
+    let server = try TestServer()
+    let bodies = Self.serve(1, on: server, seed: 142)
+    let url = server.url("/d/f0.bin")
+    let directory = try TemporaryDirectory()
+    try Data("\(url)\n\(url)\n  out=copy.bin\n".utf8).write(to: directory.file("urls.txt"))
+    let result = try await CommandEndToEndTests.run(
+      ["-d", "got", url, url, "-i", "urls.txt"], in: directory.url)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(
+      result.stderr.hasPrefix(
+        "haul: \(url) is listed more than once with the same options; it is downloaded once\n"),
+      "\(result.stderr)")
+    #expect(result.stderr.components(separatedBy: "more than once").count == 2, "\(result.stderr)")
+    #expect(server.requests(for: "/d/f0.bin").count == 2, "f0.bin and copy.bin")
+    let names = try FileManager.default.contentsOfDirectory(atPath: directory.file("got").path).sorted()
+    #expect(names == ["copy.bin", "f0.bin"])
+    #expect(CommandEndToEndTests.holds(directory.file("got/copy.bin"), bodies[0]))
+
+    try Data("# nothing yet\n".utf8).write(to: directory.file("empty.txt"))
+    let empty = try await CommandEndToEndTests.run(["-d", "none", "-i", "empty.txt"], in: directory.url)
+    #expect(empty.status == 0, "\(empty.stderr)")
+    #expect(empty.stderr == "haul: empty.txt lists no URL: nothing to do\n")
+    #expect(!FileManager.default.fileExists(atPath: directory.file("none").path))
+  }
+
   @Test func jsonLinesNameTheirSource() async throws {
     let server = try TestServer()
     _ = Self.serve(2, on: server, seed: 100)

@@ -212,6 +212,21 @@ struct InputFileTests {
     }
   }
 
+  /// The same URL with the same options of its own is one entry; with others, another.
+  @Test func repeatedEntriesAreTakenOnce() throws {
+    let options = try CommandLineOptions.parseDownload(["http://h/a", "http://h/a", "http://h/b", "-i", "-"])
+    let text = "http://h/b\nhttp://h/a\n  out=other.bin\nhttp://h/a\n"
+    let entries = try BatchPlan.entries(options, readStandardInput: { Array(text.utf8) })
+    let (kept, notes) = BatchPlan.withoutRepeats(entries, options: options)
+    #expect(kept.map(\.url) == ["http://h/a", "http://h/b", "http://h/a"])
+    #expect(kept.map(\.options.output) == [nil, nil, "other.bin"])
+    #expect(
+      notes == [
+        "http://h/a is listed more than once with the same options; it is downloaded once",
+        "http://h/b is listed more than once with the same options; it is downloaded once",
+      ])
+  }
+
   @Test func entriesFromTheCommandLineAndStandardInput() throws {
     let options = try CommandLineOptions.parseDownload(["http://h/x", "-i", "-"])
     let text = "# mirrors\nhttp://h/a\n  out=a.bin\nhttp://h/b # second\n"
@@ -223,10 +238,11 @@ struct InputFileTests {
         .invalidInput,
         "stdin:2: 'bogus' is not an option (indented lines below a URL are NAME=VALUE, e.g. out=file.iso)")
     ) { try BatchPlan.entries(options, readStandardInput: { Array("http://h/a\n bogus\n".utf8) }) }
-    #expect(throws: HaulError(.invalidInput, "--input-file: - lists no URL")) {
-      try BatchPlan.entries(
-        try CommandLineOptions.parseDownload(["-i", "-"]), readStandardInput: { Array("# none\n".utf8) })
-    }
+    let none = try CommandLineOptions.parseDownload(["-i", "-"])
+    let listed = try BatchPlan.entries(none, readStandardInput: { Array("# none\n".utf8) })
+    #expect(listed.isEmpty)
+    #expect(
+      BatchPlan.withoutRepeats(listed, options: none).notes == ["standard input lists no URL: nothing to do"])
     #expect(
       throws: HaulError(
         .fileSystem, "cannot read the input file /nonexistent/urls: No such file or directory")

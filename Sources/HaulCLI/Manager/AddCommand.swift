@@ -62,7 +62,8 @@ enum AddCommand {
     let requests: [DownloadRequest]
     do throws(HaulError) {
       let location = try ManagerCommand.location(arguments, context)
-      requests = try self.requests(options)
+      requests = try self.requests(options, sink: sink)
+      if requests.isEmpty { return ExitStatus.success }
       access = try CatalogAccess.open(location, creating: true)
     } catch {
       return HaulCommand.setupFailure(error, json: options.json, sink: sink)
@@ -90,16 +91,19 @@ enum AddCommand {
 
   /// What the command line asks to add: one URL with `-o` (as `haul -o FILE URL`), else what
   /// a batch would download (`BatchPlan`: URLs, `-i FILE`, name checks, directories made).
-  static func requests(_ options: CommandLineOptions) throws(HaulError) -> [DownloadRequest] {
+  static func requests(_ options: CommandLineOptions, sink: OutputSink) throws(HaulError) -> [DownloadRequest]
+  {
     guard options.output == nil else {
       return [
         DownloadRequest(
           url: options.url, to: HaulCommand.destination(for: options), options: options.downloadOptions)
       ]
     }
-    return try BatchPlan.make(options).jobs.map {
-      DownloadRequest(url: $0.source, to: $0.destination, options: $0.options)
+    let plan = try BatchPlan.make(options)
+    if !options.quiet {
+      for note in plan.notes { sink.stderr("haul: \(ProgressLine.sanitize(note))\n") }
     }
+    return plan.jobs.map { DownloadRequest(url: $0.source, to: $0.destination, options: $0.options) }
   }
 
   /// The catalog keeps no password or credential header: a download added by a process that

@@ -11,7 +11,8 @@ enum QueueCommands {
 
   /// The jobs the command line asks for: its URLs and `-i FILE`'s, with `-d`/`dir=` and
   /// `-o`/`out=` as the directory and name under the workers' base.
-  static func requests(_ options: CommandLineOptions) throws(HaulError) -> [FleetJobRequest] {
+  static func requests(_ options: CommandLineOptions, sink: OutputSink) throws(HaulError) -> [FleetJobRequest]
+  {
     if let output = options.output {
       let directory = LocalDirectory.parent(of: output) ?? ""
       let name = String(output.split(separator: "/").last ?? "")
@@ -20,7 +21,9 @@ enum QueueCommands {
           url: options.url, directory: directory, fileName: name, options: options.downloadOptions)
       ]
     }
-    let jobs = BatchPlan.jobs(options, entries: try BatchPlan.entries(options))
+    let (entries, notes) = BatchPlan.withoutRepeats(try BatchPlan.entries(options), options: options)
+    if !options.quiet { for note in notes { sink.stderr("haul: \(ProgressLine.sanitize(note))\n") } }
+    let jobs = BatchPlan.jobs(options, entries: entries)
     return try jobs.map { (job) throws(HaulError) -> FleetJobRequest in
       var name: String?
       if case .file(let file) = job.destination { name = file.lastPathComponent }
@@ -34,7 +37,8 @@ enum QueueCommands {
   static func add(_ options: CommandLineOptions, paused: Bool, queue: String, sink: OutputSink) async -> Int32
   {
     do throws(HaulError) {
-      let requests = try requests(options)
+      let requests = try requests(options, sink: sink)
+      if requests.isEmpty { return ExitStatus.success }
       let fleet = try await open(queue)
       // Paused in the same statement that adds them: no worker can claim one first.
       let ids = try await fleet.add(requests, paused: paused)
