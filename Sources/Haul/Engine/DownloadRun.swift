@@ -232,7 +232,8 @@ final class DownloadRun: Sendable {
     let request = TransferRequest(
       url: url, headers: options.headers + plan.headers, userAgent: options.userAgent,
       rateLimiters: rateLimiters, stallTimeout: options.stallTimeout, verifyTLS: options.verifyTLS,
-      tls: options.tls, network: options.network, receiveBufferSize: plan.bufferSize)
+      tls: options.tls, network: options.network,
+      receiveBufferSize: RateLimiter.receiveBufferSize(plan.bufferSize, under: rateLimiters))
     let sink = ConnectionSink(run: self, id: id, plan: plan, held: held)
     let handle = transport.start(request, sink: sink)
     sink.attach(handle)

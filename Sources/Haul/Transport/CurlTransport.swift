@@ -412,13 +412,13 @@ final class CurlTransfer {
         stoppedBy = Self.tooLargeFailure(size: nil, limit: maxFileSize)
         return 0
       }
-      if !rateLimiters.isEmpty {
-        let wait = rateLimiters.reduce(0) { max($0, $1.delay(now: now)) }
-        if wait > 0 {
-          // libcurl keeps this chunk and offers it again after `unpauseIfDue`.
-          resumeAt = now + wait
-          return Int(CCURL_WRITEFUNC_PAUSE)
-        }
+      if let (wait, limiter) = rateLimiters.map({ ($0.delay(now: now), $0) }).max(by: { $0.0 < $1.0 }),
+        wait > 0
+      {
+        // libcurl keeps this chunk and offers it again after `unpauseIfDue`; when, within the
+        // limit's burst, is drawn so that the transfers it holds back take turns.
+        resumeAt = now + wait + UInt64.random(in: 0...limiter.burstNanoseconds)
+        return Int(CCURL_WRITEFUNC_PAUSE)
       }
       switch sink.transferDidReceive(bytes) {
       case .accepted:

@@ -24,6 +24,24 @@ package final class RateLimiter: Sendable {
   package var bytesPerSecond: Double? { bucket.withLock { $0.bytesPerSecond } }
   package var burst: Double { bucket.withLock { $0.burst } }
 
+  /// How long the budget takes to fill a burst, in nanoseconds (0 without a limit): a transfer
+  /// may wake that much after its `delay` without the limit losing a byte, since the unspent
+  /// budget is kept up to a burst. Transfers paused by one limit wake at one instant, and the
+  /// first the event loop looks at would win every round (the others starved for seconds);
+  /// a random part of this spreads them, so each round's winner is drawn.
+  package var burstNanoseconds: UInt64 {
+    bucket.withLock { bucket in bucket.bytesPerSecond.map { UInt64(bucket.burst / $0 * 1e9) } ?? 0 }
+  }
+
+  /// The receive buffer for a transfer under these limits: no larger than a burst of the
+  /// strictest (16 KiB at least), so that one chunk, which libcurl hands over whole, runs up a
+  /// debt of a burst and not of seconds that every other transfer would wait out.
+  package static func receiveBufferSize(_ planned: Int, under limiters: [RateLimiter]) -> Int {
+    let bursts = limiters.compactMap { $0.bytesPerSecond == nil ? nil : Int($0.burst) }
+    guard let smallest = bursts.min() else { return planned }
+    return min(planned, max(16 * 1024, smallest))
+  }
+
   /// Changes the rate from now on (nil lifts the limit); a debt already run up is kept, so
   /// lowering the rate cannot be dodged by bytes that just arrived.
   package func setBytesPerSecond(_ rate: Int64?, now: UInt64 = Monotonic.now()) {

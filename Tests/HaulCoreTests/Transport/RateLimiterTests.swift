@@ -47,4 +47,24 @@ import Testing
     #expect(limit.bytesPerSecond == nil)
     #expect(limit.limiter.delay(now: Monotonic.now()) == 0)
   }
+  /// A transfer under a limit reads at most a burst at a time (16 KiB at least), so that one
+  /// chunk's debt is a tenth of a second, not seconds every other transfer waits out.
+  @Test func receiveBufferIsABurstOfTheStrictestLimit() {
+    let none = RateLimiter(bytesPerSecond: nil, now: 0)
+    let fast = RateLimiter(bytesPerSecond: 8_000_000, now: 0)
+    let slow = RateLimiter(bytesPerSecond: 1_000_000, now: 0)
+    let crawl = RateLimiter(bytesPerSecond: 1_000, now: 0)
+    #expect(RateLimiter.receiveBufferSize(1 << 20, under: []) == 1 << 20)
+    #expect(RateLimiter.receiveBufferSize(1 << 20, under: [none]) == 1 << 20)
+    #expect(RateLimiter.receiveBufferSize(1 << 20, under: [fast, slow]) == 100_000)
+    #expect(RateLimiter.receiveBufferSize(1 << 20, under: [crawl]) == 16 * 1024)
+    #expect(RateLimiter.receiveBufferSize(256 << 10, under: [fast]) == 256 << 10)
+  }
+
+  /// How long a burst takes to fill: the most a paused transfer may oversleep for nothing lost.
+  @Test func burstTime() {
+    #expect(RateLimiter(bytesPerSecond: nil, now: 0).burstNanoseconds == 0)
+    #expect(RateLimiter(bytesPerSecond: 1_000_000, now: 0).burstNanoseconds == 100_000_000)
+    #expect(RateLimiter(bytesPerSecond: 16 * 1024, now: 0).burstNanoseconds == 1_000_000_000)
+  }
 }

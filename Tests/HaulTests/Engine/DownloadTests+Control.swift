@@ -243,6 +243,44 @@ extension DownloadTests {
     }
   }
 
+  /// Downloads held back by one limit take turns. They used to wake at one instant, and the
+  /// one the event loop looked at first took every round: the other got nothing until it was
+  /// done. Each round's winner is now drawn, so when one download ends (20 rounds of 100 KB
+  /// here) the other holds far more than 2 rounds' worth (fails by chance about once in 10,000).
+  @Test func downloadsUnderASharedLimitTakeTurns() async throws {
+    let server = try TestServer()
+    let bodies = (0..<2).map { TestResource.random(size: 2_000_000, seed: 44 + UInt64($0)) }
+    for (index, body) in bodies.enumerated() { server.setResource("/t\(index)", TestResource(body: body)) }
+    var options = Self.fastOptions()
+    options.sharedRateLimit = BandwidthLimit(bytesPerSecond: 1_000_000)
+    let directory = try TemporaryDirectory()
+    // Bytes each holds by its progress events, and what the other held when one completed.
+    let held = Locked([Int64](repeating: 0, count: 2))
+    let atFirstEnd = Locked<Int64?>(nil)
+    func observe(_ index: Int) -> @Sendable (DownloadEvent, Download) -> Void {
+      { event, _ in
+        switch event {
+        case .progress(let progress): held.withLock { $0[index] = progress.bytes }
+        case .completed:
+          let other = held.withLock { $0[1 - index] }
+          atFirstEnd.withLock { if $0 == nil { $0 = other } }
+        default: break
+        }
+      }
+    }
+    async let first = Self.run(
+      server.url("/t0"), to: .file(directory.file("t0")), options: options, onEvent: observe(0))
+    async let second = Self.run(
+      server.url("/t1"), to: .file(directory.file("t1")), options: options, onEvent: observe(1))
+    let outcomes = try await [first, second]
+    for (index, outcome) in outcomes.enumerated() {
+      #expect(outcome.value != nil)
+      #expect(Self.holds(directory.file("t\(index)"), bodies[index]), "file bytes differ")
+    }
+    let other = try #require(atFirstEnd.withLock { $0 })
+    #expect(other >= 200_000, "the other download held \(other) bytes when the first completed")
+  }
+
   @Test func rejectsBadInputBeforeAnyNetwork() {
     #expect(throws: HaulError.self) {
       try Download(url: "gopher://x/y", to: .directory(URL(fileURLWithPath: ".")))
