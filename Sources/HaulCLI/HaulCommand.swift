@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Haul
+import HaulCore
 
 #if canImport(Glibc)
   import Glibc
@@ -133,19 +134,29 @@ enum HaulCommand {
       }
     }
     let status = await ExitStatus.run(download)
+    // The download is over and its files are final: a signal from now on must not turn a
+    // complete file into "interrupted" (a second one would exit 130 before the summary).
+    interrupts.finish()
     await consumer.value
     return status
   }
 }
 
 /// SIGINT, SIGTERM and SIGHUP while a download runs: the first stops it (keeping the partial
-/// file), a second one exits at once.
+/// file), a second one exits at once; after `finish()` they change nothing.
 final class InterruptHandler: @unchecked Sendable {
+  /// Set by `haul`'s `main`, which exits as soon as its command returns: `stop()` then leaves
+  /// the signals ignored. Back at their default, one arriving between `stop()` and `exit()`
+  /// would kill the process (status 143, no last line) after the command had already ended.
+  /// Tests that run commands in their own process keep the default.
+  static let ignoresSignalsAfterStop = Locked(false)
+
   private let queue = DispatchQueue(label: "haul.signals")
   private let signals: [Int32]
   // Touched only on `queue` (event handlers) and in `stop()` after cancelling them.
   private var sources: [any DispatchSourceSignal] = []
   private var count = 0
+  private var finished = false
 
   init(
     signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], first: @escaping @Sendable () -> Void,
@@ -156,6 +167,7 @@ final class InterruptHandler: @unchecked Sendable {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
       source.setEventHandler { [unowned self, source] in
+        guard !finished else { return }
         // `data` counts the signals since the last call: two quick Ctrl-Cs arrive as one call.
         let before = count
         count += max(1, Int(source.data))
@@ -172,7 +184,14 @@ final class InterruptHandler: @unchecked Sendable {
     }
   }
 
-  /// Cancels the sources and restores the default dispositions.
+  /// The work is done: later signals are caught but do nothing, so that the command reports
+  /// how it ended and exits with that status.
+  func finish() {
+    queue.sync { finished = true }
+  }
+
+  /// Cancels the sources and restores the default dispositions (or leaves the signals ignored,
+  /// see `ignoresSignalsAfterStop`).
   func stop() {
     queue.sync {
       for source in sources {
@@ -181,6 +200,7 @@ final class InterruptHandler: @unchecked Sendable {
       }
       sources.removeAll()
     }
-    for number in signals { signal(number, SIG_DFL) }
+    let disposition = Self.ignoresSignalsAfterStop.withLock { $0 } ? SIG_IGN : SIG_DFL
+    for number in signals { signal(number, disposition) }
   }
 }

@@ -1,3 +1,5 @@
+import HaulCore
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -7,6 +9,8 @@
 @main
 struct HaulMain {
   static func main() async {
+    // This process exits as soon as the command returns (see `InterruptHandler.stop()`).
+    InterruptHandler.ignoresSignalsAfterStop.withLock { $0 = true }
     let status = await HaulCommand.run(arguments: Array(CommandLine.arguments.dropFirst()))
     exit(status)
   }
