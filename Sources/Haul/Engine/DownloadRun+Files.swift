@@ -84,10 +84,14 @@ extension DownloadRun {
       part = try PartFile(path: paths.part)
     } catch {
       switch error {
-      case .busy:
+      case .busy(here: true):
+        throw HaulError(
+          .generic, "another download in this process is already writing \(paths.target)",
+          hint: "let it finish, or give this one another file name", underlying: TargetInUse(here: true))
+      case .busy(here: false):
         throw HaulError(
           .generic, "another haul process is downloading \(paths.target)",
-          hint: "wait for it to finish, or stop it first")
+          hint: "wait for it to finish, or stop it first", underlying: TargetInUse(here: false))
       case .system(let cause):
         throw HaulError(.fileSystem, FileErrorText.describe(cause, path: paths.part), underlying: cause)
       case .refused(let refusal):

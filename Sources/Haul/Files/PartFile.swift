@@ -23,12 +23,24 @@ final class PartFile: Sendable {
   private let directUsable: Locked<Bool>
   /// For a stream (standard output, a FIFO, a device): the bytes written so far. Nil for a file.
   private let streamed: Locked<Int64>?
+  /// The locked file, while this object holds its lock (see `lockedHere`); nil for a stream.
+  private let lockHeld: Locked<FileID?>
+
+  /// A file by device and inode.
+  struct FileID: Hashable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+  }
+  /// The files this process holds locked: a second download of one file in the same process
+  /// (two of a manager's, or of a daemon's) is told apart from another process's.
+  private static let lockedHere = Locked<Set<FileID>>([])
 
   /// The alignment of memory, offsets and lengths for `writeDirect`.
   static let directAlignment = Int(HAUL_DIRECT_ALIGNMENT)
 
   enum OpenError: Error {
-    case busy
+    /// Locked by another open: `here`, by this process.
+    case busy(here: Bool)
     case system(SystemError)
     /// Something Haul must not write through is at the name (see `SafeFile`).
     case refused(LocalFileError)
@@ -45,13 +57,18 @@ final class PartFile: Sendable {
     }
     let locked: Bool
     do { locked = try file.tryLock() } catch { throw .system(error) }
-    guard locked else { throw .busy }
+    let id = (try? file.status()).map { FileID(device: UInt64($0.st_dev), inode: UInt64($0.st_ino)) }
+    guard locked else {
+      throw .busy(here: id.map { id in Self.lockedHere.withLock { $0.contains(id) } } ?? false)
+    }
+    if let id { Self.lockedHere.withLock { _ = $0.insert(id) } }
     let fd = file.takeDescriptor()
     self.path = path
     self.fd = fd
     self.directFD = directIO ? Self.openDirect(path, sameFileAs: fd) : -1
     self.directUsable = Locked(directFD >= 0)
     self.streamed = nil
+    self.lockHeld = Locked(id)
   }
 
   /// A stream target (`DownloadRun+Stream`): `descriptor` (this object's, closed with it) is
@@ -63,6 +80,7 @@ final class PartFile: Sendable {
     self.directFD = -1
     self.directUsable = Locked(false)
     self.streamed = Locked(0)
+    self.lockHeld = Locked(nil)
   }
 
   /// Whether this is a stream target rather than a file.
@@ -73,10 +91,22 @@ final class PartFile: Sendable {
   /// not yet let go of a finished transfer) only closes the descriptors.
   func unlock() {
     guard !isStream else { return }  // never locked
+    forgetLock()
     _ = SystemCall.retryingEINTR { flock(fd, LOCK_UN) }
   }
 
+  /// Takes the file off `lockedHere`, once.
+  private func forgetLock() {
+    guard
+      let id = lockHeld.withLock({ held in
+        defer { held = nil }; return held
+      })
+    else { return }
+    Self.lockedHere.withLock { _ = $0.remove(id) }
+  }
+
   deinit {
+    forgetLock()
     close(fd)
     if directFD >= 0 { close(directFD) }
   }

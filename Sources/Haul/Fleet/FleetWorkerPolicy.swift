@@ -125,8 +125,8 @@ enum FleetDisposition: Equatable {
     return cause.errno == ENOSPC || cause.errno == EDQUOT
   }
 
-  /// The engine's "another haul process is downloading" (the .part is locked).
+  /// Another download, of this worker or another process, holds the target (its .part is locked).
   static func isBusy(_ error: HaulError) -> Bool {
-    error.category == .generic && error.message.hasPrefix("another haul process is downloading")
+    error.underlying is TargetInUse
   }
 }

@@ -121,3 +121,12 @@ package enum StartDecision {
 package struct UnprovenPartial: Error, Sendable, Equatable {
   package init() {}
 }
+
+/// The cause of a failure because another download (in this process or another) holds the
+/// target's `.part` locked: nothing was touched, and a later attempt may succeed.
+package struct TargetInUse: Error, Sendable, Equatable {
+  /// By a download of this same process.
+  package let here: Bool
+
+  package init(here: Bool) { self.here = here }
+}

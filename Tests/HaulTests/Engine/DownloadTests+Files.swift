@@ -132,14 +132,34 @@ extension DownloadTests {
     while !Self.exists(file.path + ".haul") || firstDownload.withLock({ $0 }) == nil {
       try await Task.sleep(for: .milliseconds(5))
     }
+    // In this process: said so (a manager's or daemon's two downloads of one file).
     let second = try await Self.run(server.url("/f"), to: .file(file))
-    #expect(second.error?.message.contains("another haul process") == true)
+    #expect(
+      second.error?.message == "another download in this process is already writing \(file.path)",
+      "\(String(describing: second.error))")
+    #expect(second.error?.underlying as? TargetInUse == TargetInUse(here: true))
     try #require(firstDownload.withLock { $0 }).pause()
     #expect(try await first.value.error == nil)
     do {
       let same = Self.holds(file, body)
       #expect(same, "file bytes differ")
     }
+  }
+
+  /// A `.part` locked by something else than this process's downloads: another haul process.
+  @Test func aPartLockedElsewhereIsAnotherProcesss() async throws {
+    let server = try TestServer()
+    server.setResource("/f", TestResource(body: TestResource.random(size: 1_000, seed: 26), etag: Self.etag))
+    let directory = try TemporaryDirectory()
+    let file = directory.file("f")
+    let descriptor = open(file.path + ".part", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    try #require(descriptor >= 0)
+    defer { close(descriptor) }
+    try #require(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+    let refused = try await Self.run(server.url("/f"), to: .file(file))
+    #expect(refused.error?.message == "another haul process is downloading \(file.path)")
+    #expect(refused.error?.underlying as? TargetInUse == TargetInUse(here: false))
+    #expect(server.requests.isEmpty)
   }
 
   @Test func missingDirectoryAndDirectoryTargetAreFileErrors() async throws {

@@ -43,7 +43,8 @@ import Testing
   private let interrupted = HaulError(.interrupted, "stopped")
   private let network = HaulError(.network, "connection refused")
   private let notFound = HaulError(.server, "404")
-  private let busy = HaulError(.generic, "another haul process is downloading /x/f")
+  private let busy = HaulError(
+    .generic, "another haul process is downloading /x/f", underlying: TargetInUse(here: false))
 
   @Test func everyEndingHasOneAnswer() {
     typealias Row = (Result<DownloadResult, HaulError>, FleetDisposition.Stop?, Int, FleetDisposition)
