@@ -13,11 +13,17 @@ struct ExitStatusTests {
     #expect(ExitStatus.code(for: HaulError(category, "x")) == code)
   }
 
+  @Test func anOwnerThatDidNotAnswerHasItsOwnStatus() {
+    let error = HaulError(.generic, "x", underlying: ControlClient.Unanswered())
+    #expect(ExitStatus.code(for: error) == ExitStatus.ownerUnanswered)
+    #expect(ExitStatus.ownerUnanswered == 10)
+  }
+
   @Test func constants() {
     #expect(ExitStatus.success == 0)
     #expect(ExitStatus.usage == 2)
     #expect(ExitStatus.interrupted == 130)
-    #expect(ExitStatus.table.map(\.code) == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 130])
+    #expect(ExitStatus.table.map(\.code) == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 130])
   }
 
   @Test func helpAndVersionExitZero() async {

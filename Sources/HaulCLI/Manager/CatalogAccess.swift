@@ -5,7 +5,8 @@ import HaulRPC
 /// How a subcommand that changes the catalog reaches it: with a `DownloadManager` of its own
 /// that runs nothing (`LaunchPolicy.hold`) when no process owns the catalog, else through the
 /// owner's control socket (`haul run`, `haul ui` or the daemon), so that the change takes effect
-/// in the running process.
+/// in the running process. An owner that does not answer within `ControlClient.patience` (it
+/// is stopped) is given up on, with its own exit status (`ExitStatus.ownerUnanswered`).
 enum CatalogAccess {
   case direct(DownloadManager)
   /// The owner's socket; ids and names are read from the catalog (`DownloadManager.read`).
@@ -21,7 +22,9 @@ enum CatalogAccess {
   /// - Throws: `HaulError`: the catalog is refused (not a Haul catalog, corrupt, newer), or
   ///   another process owns it without serving requests (a program using the library).
   static func open(_ location: CatalogLocation, creating: Bool) throws(HaulError) -> CatalogAccess {
-    if let client = ControlClient.connect(location) { return .owner(client) }
+    if let client = ControlClient.connect(location, answerWithin: ControlClient.patience) {
+      return .owner(client)
+    }
     if creating { try location.prepareDirectory() }
     var configuration = DownloadManager.Configuration()
     configuration.launch = .hold
@@ -31,7 +34,8 @@ enum CatalogAccess {
     } catch {
       // In use: by an owner about to serve (wait for its socket), or by one that serves nothing.
       guard error.category == .generic,
-        let client = ControlClient.connect(location, waitingUpTo: ownerStartup)
+        let client = ControlClient.connect(
+          location, waitingUpTo: ownerStartup, answerWithin: ControlClient.patience)
       else { throw error }
       return .owner(client)
     }
@@ -81,7 +85,10 @@ enum CatalogAccess {
         "requests": .array(requests.map(ControlCoding.json)), "paused": .bool(paused),
       ]
       if case .index(let index) = position { parameters["position"] = .integer(Int64(index)) }
-      let answer = try await client.perform(ControlMethods.add, [.object(parameters)])
+      // The owner commits each download: a long list may take it longer than a short one.
+      let answer = try await client.perform(
+        ControlMethods.add, [.object(parameters)],
+        within: ControlClient.patience + .milliseconds(requests.count))
       let ids = (answer.array ?? []).compactMap { $0.string.flatMap(DownloadID.init) }
       guard ids.count == requests.count else {
         throw HaulError(.generic, "the catalog's owner answered \(ControlMethods.add) without an id for each")

@@ -12,8 +12,15 @@ import HaulRPC
 /// with aria2's method names, one request per line. Used by one task at a time; its blocking
 /// reads and writes run on a thread of their own.
 final class ControlClient: Sendable {
-  /// How long an answer may take (adding thousands of downloads commits each).
-  static let answerTimeout = 300
+  /// How long an answer may take on a connection that waits for a stopped owner (`haul ui`,
+  /// which says so after `patience` and catches up when it continues).
+  static let answerTimeout = Duration.seconds(300)
+  /// How long an owner may be silent before `haul ui` names it and a subcommand gives up on it
+  /// (a stopped owner answers nobody; a running one answers within milliseconds).
+  static let patience = Duration.seconds(3)
+
+  /// What a subcommand says when the owner did not answer in time (its own exit status).
+  struct Unanswered: Error, Sendable {}
 
   let location: CatalogLocation
   /// The owner's process id, where the system tells.
@@ -23,9 +30,13 @@ final class ControlClient: Sendable {
   private let nextID = Locked(Int64(0))
   private let closedByOwner = Locked(false)
 
-  private init(location: CatalogLocation, descriptor: Int32) {
+  /// How long `send` waits for an answer unless told otherwise.
+  let answerWithin: Duration
+
+  private init(location: CatalogLocation, descriptor: Int32, answerWithin: Duration) {
     self.location = location
     self.descriptor = descriptor
+    self.answerWithin = answerWithin
     ownerProcess = ControlSocket.peerProcess(descriptor)
     reader = Locked(LineReader(descriptor: descriptor, limit: ControlServer.maximumLine))
   }
@@ -34,14 +45,15 @@ final class ControlClient: Sendable {
 
   /// The owner's control socket when one answers there; nil when none (no owner, or a
   /// stale socket a killed owner left). `waitingUpTo`: keep trying that long (an owner that
-  /// has just opened the catalog makes its socket a moment later).
-  static func connect(_ location: CatalogLocation, waitingUpTo seconds: Double = 0) -> ControlClient? {
+  /// has just opened the catalog makes its socket a moment later). `answerWithin`: how long a
+  /// request waits for its answer (a subcommand: `patience`, and gives up on a stopped owner).
+  static func connect(
+    _ location: CatalogLocation, waitingUpTo seconds: Double = 0, answerWithin: Duration = answerTimeout
+  ) -> ControlClient? {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while true {
       if let descriptor = ControlSocket.dial(location.controlSocket) {
-        var timeout = timeval(tv_sec: answerTimeout, tv_usec: 0)
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        return ControlClient(location: location, descriptor: descriptor)
+        return ControlClient(location: location, descriptor: descriptor, answerWithin: answerWithin)
       }
       guard ContinuousClock.now < deadline else { return nil }
       usleep(50_000)
@@ -55,10 +67,15 @@ final class ControlClient: Sendable {
   /// every request from now on fails.
   var isClosedByOwner: Bool { closedByOwner.withLock { $0 } }
 
-  /// Sends one request line and reads the answer line.
-  func send(_ request: JSONValue) async throws(HaulError) -> JSONValue {
+  /// Sends one request line and reads the answer line, waiting at most `within` (default
+  /// `answerWithin`) for each write and read.
+  func send(_ request: JSONValue, within: Duration? = nil) async throws(HaulError) -> JSONValue {
+    let within = within ?? answerWithin
     let outcome: Result<JSONValue, HaulError> = await Detached.run { [self] in
+      Self.setTimeouts(descriptor, within)
       guard ControlServer.write(request.serialized + [0x0A], to: descriptor) else {
+        // A stopped owner reads nothing: its socket's buffer fills and the write times out.
+        if errno == EAGAIN || errno == EWOULDBLOCK { return .failure(unanswered(within)) }
         closedByOwner.withLock { $0 = true }
         return .failure(lost("it closed the connection"))
       }
@@ -71,14 +88,36 @@ final class ControlClient: Sendable {
         }
       case .tooLong: return .failure(HaulError(.generic, "the catalog's owner answered with too much"))
       case .end:
-        if errno == EAGAIN || errno == EWOULDBLOCK {
-          return .failure(lost("it did not answer within \(Self.answerTimeout) s"))
-        }
+        if errno == EAGAIN || errno == EWOULDBLOCK { return .failure(unanswered(within)) }
         closedByOwner.withLock { $0 = true }
         return .failure(lost("it closed the connection"))
       }
     }
     return try outcome.get()
+  }
+
+  private static func setTimeouts(_ descriptor: Int32, _ within: Duration) {
+    let (seconds, attoseconds) = within.components
+    var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    let size = socklen_t(MemoryLayout<timeval>.size)
+    _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, size)
+    _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, size)
+  }
+
+  /// The owner took longer than `within` (stopped with Ctrl-Z or SIGSTOP, say). What it has
+  /// read of the request it may still carry out when it continues: nothing can take it back.
+  private func unanswered(_ within: Duration) -> HaulError {
+    let seconds = within.components.seconds
+    let process = ownerProcess.map { "process \($0)" } ?? "the process"
+    let what =
+      ownerProcess.map { "continue it (kill -CONT \($0)) or end it (kill \($0))" }
+      ?? "continue or end the haul run, haul ui or haul daemon that has it"
+    return HaulError(
+      .generic,
+      "\(process), which owns the catalog \(location.shown), did not answer within \(seconds) s (is it stopped?)",
+      hint: "\(what); a request it already received cannot be taken back and may still be carried out "
+        + "when it continues: check with haul ls before trying again",
+      underlying: Unanswered())
   }
 
   private func lost(_ what: String) -> HaulError {
@@ -88,14 +127,17 @@ final class ControlClient: Sendable {
   }
 
   /// One method call; its result, or its error as a `HaulError`.
-  func call(_ method: String, _ params: [JSONValue] = []) async throws(HaulError) -> JSONValue {
-    try await batch([(method, params)])[0].get()
+  func call(_ method: String, _ params: [JSONValue] = [], within: Duration? = nil) async throws(HaulError)
+    -> JSONValue
+  {
+    try await batch([(method, params)], within: within)[0].get()
   }
 
   /// Calls in one request (a JSON-RPC batch, answered in order), at most `RPCEnvelope.maximumBatch`.
-  func batch(_ calls: [(method: String, params: [JSONValue])]) async throws(HaulError) -> [Result<
-    JSONValue, HaulError
-  >] {
+  func batch(_ calls: [(method: String, params: [JSONValue])], within: Duration? = nil)
+    async throws(HaulError)
+    -> [Result<JSONValue, HaulError>]
+  {
     let first = nextID.withLock { id in
       defer { id += Int64(calls.count) }
       return id
@@ -106,7 +148,7 @@ final class ControlClient: Sendable {
         "params": .array(call.params),
       ]
     }
-    let answer = try await send(requests.count == 1 ? requests[0] : .array(requests))
+    let answer = try await send(requests.count == 1 ? requests[0] : .array(requests), within: within)
     let replies = answer.array ?? [answer]
     var byID: [Int64: JSONValue] = [:]
     for reply in replies { if let id = reply["id"]?.integer { byID[id] = reply } }
@@ -122,8 +164,10 @@ final class ControlClient: Sendable {
   }
 
   /// One of `ControlMethods`: its `ok` value, or its refusal as the `HaulError` it was.
-  func perform(_ method: String, _ params: [JSONValue]) async throws(HaulError) -> JSONValue {
-    let result = try await call(method, params)
+  func perform(_ method: String, _ params: [JSONValue], within: Duration? = nil) async throws(HaulError)
+    -> JSONValue
+  {
+    let result = try await call(method, params, within: within)
     if let failure = result["failure"] { throw ControlCoding.error(failure) }
     guard let value = result["ok"] else {
       throw HaulError(.generic, "the catalog's owner answered \(method) with something haul does not know")

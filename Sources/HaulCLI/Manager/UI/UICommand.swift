@@ -171,7 +171,7 @@ struct UISession {
   }
 
   /// How long a call may be outstanding before the view says that it waits for the owner.
-  static let patience = Duration.seconds(3)
+  static let patience = ControlClient.patience
 
   init(
     backend: any UIBackend, terminal: UITerminal, catalog: String, directory: URL, snapshot: UISnapshot,
