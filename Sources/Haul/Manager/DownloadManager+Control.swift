@@ -34,11 +34,15 @@ extension DownloadManager {
 
   /// Queues every paused download that can run (aria2's `unpauseAll`); `includingFailed`
   /// queues failed ones too, as `resume` of their ids would (`haul resume --all`).
+  /// A complete download whose finished file was deleted or changed is listed as failed, so
+  /// `includingFailed` fetches it again too.
   public func resumeAll(includingFailed: Bool = false) async throws(HaulError) {
+    let missingFiles =
+      includingFailed ? missingFinishedFiles(core.shared.withLock { Array($0.machine.records.keys) }) : []
     try await core.perform { shared in
       shared.machine.resumeAll(
         missingCredentials: shared.missingCredentials(Array(shared.machine.records.keys)),
-        includingFailed: includingFailed)
+        missingFiles: missingFiles, includingFailed: includingFailed)
     }
   }
 

@@ -140,14 +140,17 @@ extension ManagerStateMachine {
   }
 
   /// Queues every paused download that can run (not those waiting for credentials), and
-  /// failed ones too when `includingFailed` (`haul resume --all`; aria2's `unpauseAll` does not).
-  package func resumeAll(missingCredentials: Set<DownloadID> = [], includingFailed: Bool = false)
-    -> Transition
-  {
+  /// failed ones too when `includingFailed` (`haul resume --all`; aria2's `unpauseAll` does not),
+  /// with the complete ones among `missingFiles` (their finished file is gone: listed as failed).
+  package func resumeAll(
+    missingCredentials: Set<DownloadID> = [], missingFiles: Set<DownloadID> = [],
+    includingFailed: Bool = false
+  ) -> Transition {
     let stopped = ordered.filter {
-      ($0.state == .paused || (includingFailed && $0.state == .failed)) && !missingCredentials.contains($0.id)
+      let failed = $0.state == .failed || ($0.state == .complete && missingFiles.contains($0.id))
+      return ($0.state == .paused || (includingFailed && failed)) && !missingCredentials.contains($0.id)
     }
-    return (try? resume(stopped.map(\.id))) ?? Transition()
+    return (try? resume(stopped.map(\.id), missingFiles: missingFiles)) ?? Transition()
   }
 
   /// Resumes the download and moves it to the front of the queue: it starts as soon as a slot

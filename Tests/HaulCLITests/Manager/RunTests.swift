@@ -110,6 +110,24 @@ struct RunTests {
     expectBytes(fixture.contents("out/later.bin"), equal: body)
   }
 
+  /// A finished file deleted behind the manager's back is listed as failed: --all fetches it
+  /// again, as resume of its id does.
+  @Test func resumeAllFetchesAFinishedFileThatWasDeleted() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 10_000, on: server, seed: 86)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out", files[0].url])
+    #expect(try await fixture.run("run").status == 0)
+    try FileManager.default.removeItem(at: fixture.directory.file("out/" + files[0].name))
+    #expect(try await fixture.download(ids[0])?["state"] == "failed")
+    let resumed = try await fixture.run("resume", ["--all"])
+    #expect(resumed.status == 0 && resumed.stderr.contains("resumed every download"), "\(resumed)")
+    #expect(try await fixture.download(ids[0])?["state"] == "queued")
+    let again = try await fixture.run("run")
+    #expect(again.status == 0, "\(again)")
+    expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
+  }
+
   @Test func aFailedDownloadGivesTheBatchStatusAndSIGTERMStopsWithEverythingKept() async throws {
     let server = try TestServer()
     // One connection at its rate: 40 s, so SIGTERM lands mid-download on a loaded machine.

@@ -141,6 +141,15 @@ struct ManagerStateMachineTests {
     #expect(machine.resumeAll(missingCredentials: [Queue.id(2)], includingFailed: true).changes.count == 1)
   }
 
+  /// A complete download whose finished file is gone is listed as failed: --all takes it too.
+  @Test func resumeAllTakesACompleteDownloadWhoseFileIsGoneWithTheFailed() {
+    let machine = Queue.machine([.complete, .complete])
+    #expect(machine.resumeAll(missingFiles: [Queue.id(1)]).changes.isEmpty)
+    let resumed = machine.resumeAll(missingFiles: [Queue.id(1)], includingFailed: true)
+    #expect(resumed.changes.count == 1)
+    #expect(resumed.actions == [.notify(.queued(Queue.id(1)))])
+  }
+
   @Test func pauseOfAQueuedDownloadIsImmediateAndOfARunningOneWhenItsRunEnds() throws {
     var machine = Queue.machine([.queued, .queued, .queued], limit: 1)
     _ = Queue.run(&machine, machine.launch(.resume))
