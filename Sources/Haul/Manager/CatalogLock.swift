@@ -4,6 +4,13 @@
   import Darwin
 #endif
 
+/// The `underlying` of the error a manager throws when another holder has its catalog open
+/// (`holder`: its pid, where the lock file tells), so that a short-lived command can wait for
+/// another one's turn to end instead of failing.
+public struct CatalogInUse: Error, Sendable, Equatable {
+  public let holder: Int32?
+}
+
 /// The one-owner rule of a catalog: an exclusive lock on `CATALOG.lock` (`FileLock`), which
 /// holds the owner's pid for the message a second opener gets. The lock belongs to the open
 /// file, so a second manager in the same process is refused too; the kernel drops it when the
@@ -43,17 +50,20 @@ final class CatalogLock: Sendable {
     guard let holder else {
       return HaulError(
         .generic, "the catalog \(catalog) is in use by another process",
-        hint: "wait until it ends or stop it, or choose another catalog file")
+        hint: "wait until it ends or stop it, or choose another catalog file",
+        underlying: CatalogInUse(holder: nil))
     }
     if holder == getpid() {
       return HaulError(
         .generic, "the catalog \(catalog) is already open in this process (pid \(holder))",
-        hint: "use the DownloadManager that has it open, or close() it first")
+        hint: "use the DownloadManager that has it open, or close() it first",
+        underlying: CatalogInUse(holder: holder))
     }
     let name = processName(holder).map { " (\($0))" } ?? ""
     return HaulError(
       .generic, "the catalog \(catalog) is in use by process \(holder)\(name)",
-      hint: "wait until it ends or stop it (kill \(holder)), or choose another catalog file")
+      hint: "wait until it ends or stop it (kill \(holder)), or choose another catalog file",
+      underlying: CatalogInUse(holder: holder))
   }
 
   /// The command name of `pid`, where /proc tells it.

@@ -93,6 +93,9 @@ final class SQLiteCatalog: DownloadCatalog {
     do {
       let connection = try SQLiteConnection(
         path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+      // The previous holder's connection may still be checkpointing as it closes (its lock goes
+      // first): wait for it rather than fail with "database is locked".
+      try connection.execute("PRAGMA busy_timeout = 10000")
       do {
         try validate(connection, path: path, migrations: migrations)
         return connection

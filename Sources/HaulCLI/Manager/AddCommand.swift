@@ -64,7 +64,7 @@ enum AddCommand {
       let location = try ManagerCommand.location(arguments, context)
       requests = try self.requests(options, sink: sink)
       if requests.isEmpty { return ExitStatus.success }
-      access = try CatalogAccess.open(location, creating: true)
+      access = try await CatalogAccess.open(location, creating: true)
     } catch {
       return HaulCommand.setupFailure(error, json: options.json, sink: sink)
     }

@@ -13,31 +13,42 @@ enum CatalogAccess {
   case owner(ControlClient)
 
   /// How long a subcommand that finds the catalog in use waits for its owner's socket (an owner
-  /// that has just opened the catalog makes it a moment later).
+  /// that has just opened the catalog makes it a moment later): `haul ui`.
   static let ownerStartup = 5.0
 
+  /// How long a subcommand waits for a catalog in use by a process that serves no socket: most
+  /// often another short-lived subcommand (`xargs -P` of `haul add`), which ends within moments.
+  static let lockWait = Duration.seconds(10)
+
   /// The owner when one answers on the control socket, else a manager of this process.
-  /// `creating`: make the default catalog's directory when missing (`haul add`).
+  /// `creating`: make the default catalog's directory when missing (`haul add`). While another
+  /// process holds the catalog, tries both again until `lockWait` runs out.
   ///
   /// - Throws: `HaulError`: the catalog is refused (not a Haul catalog, corrupt, newer), or
-  ///   another process owns it without serving requests (a program using the library).
-  static func open(_ location: CatalogLocation, creating: Bool) throws(HaulError) -> CatalogAccess {
-    if let client = ControlClient.connect(location, answerWithin: ControlClient.patience) {
-      return .owner(client)
-    }
-    if creating { try location.prepareDirectory() }
-    var configuration = DownloadManager.Configuration()
-    configuration.launch = .hold
-    do throws(HaulError) {
-      return .direct(
-        try DownloadManager(catalog: URL(fileURLWithPath: location.path), configuration: configuration))
-    } catch {
-      // In use: by an owner about to serve (wait for its socket), or by one that serves nothing.
-      guard error.category == .generic,
-        let client = ControlClient.connect(
-          location, waitingUpTo: ownerStartup, answerWithin: ControlClient.patience)
-      else { throw error }
-      return .owner(client)
+  ///   another process holds it for longer than `lockWait` without serving requests (a program
+  ///   using the library).
+  static func open(_ location: CatalogLocation, creating: Bool) async throws(HaulError) -> CatalogAccess {
+    let deadline = ContinuousClock.now + lockWait
+    var prepared = false
+    while true {
+      if let client = ControlClient.connect(location, answerWithin: ControlClient.patience) {
+        return .owner(client)
+      }
+      if creating, !prepared {
+        try location.prepareDirectory()
+        prepared = true
+      }
+      var configuration = DownloadManager.Configuration()
+      configuration.launch = .hold
+      do throws(HaulError) {
+        return .direct(
+          try DownloadManager(catalog: URL(fileURLWithPath: location.path), configuration: configuration))
+      } catch {
+        // In use: by another subcommand, or by an owner about to serve; either soon lets go.
+        guard error.underlying is CatalogInUse, ContinuousClock.now < deadline else { throw error }
+        // Jittered, so that many waiting subcommands do not retry in step.
+        try? await Task.sleep(for: .milliseconds(Int.random(in: 20...80)))
+      }
     }
   }
 

@@ -84,7 +84,7 @@ enum ChangeCommand {
     }
     let access: CatalogAccess
     do throws(HaulError) {
-      access = try CatalogAccess.open(try ManagerCommand.location(arguments, context), creating: false)
+      access = try await CatalogAccess.open(try ManagerCommand.location(arguments, context), creating: false)
     } catch {
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
     }

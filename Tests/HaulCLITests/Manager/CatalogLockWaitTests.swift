@@ -1,0 +1,63 @@
+import Foundation
+import Haul
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Subcommands that open the catalog themselves wait their turn (a bounded time) for another
+/// process that holds it without serving the control socket, so parallel adds lose no URL.
+@Suite("catalog lock wait")
+struct CatalogLockWaitTests {
+  static let nowhere = "http://127.0.0.1:9"
+
+  @Test func parallelAddsWithoutAnOwnerAllSucceed() async throws {
+    let fixture = try CatalogFixture()
+    let count = 20
+    let children = try (1...count).map { index in
+      try fixture.start("add", ["--paused", "-d", "out", "\(Self.nowhere)/p\(index).bin"])
+    }
+    var ids: Set<String> = []
+    for child in children {
+      // Bounds a hang; each add waits at most 10 s for its turn.
+      child.signal(SIGKILL, after: 300)
+      let outcome = await child.wait()
+      #expect(outcome.status == 0 && !outcome.signaled, "\(outcome)")
+      ids.formUnion(outcome.stdout.split(separator: "\n").map(String.init))
+    }
+    #expect(ids.count == count)
+    let listed = try await fixture.list()
+    #expect(Set(listed.compactMap { $0["id"] }) == ids)
+  }
+
+  @Test func aHolderThatLetsGoWithinTheWaitIsWaitedFor() async throws {
+    let fixture = try CatalogFixture()
+    var configuration = DownloadManager.Configuration()
+    configuration.launch = .hold
+    // This process holds the catalog and serves no socket, as another subcommand would.
+    let holder = try DownloadManager(catalog: fixture.catalog, configuration: configuration)
+    let adding = try fixture.start("add", ["--paused", "-d", "out", "\(Self.nowhere)/later.bin"])
+    adding.signal(SIGKILL, after: 300)
+    try await CatalogFixture.waitUntil("the add has started") { adding.isRunning }
+    try await Task.sleep(for: .milliseconds(300))
+    await holder.close()
+    let outcome = await adding.wait()
+    #expect(outcome.status == 0, "\(outcome)")
+    #expect(try await fixture.list().count == 1)
+  }
+
+  @Test func aHolderThatKeepsTheCatalogIsNamedOnceTheWaitRunsOut() async throws {
+    let fixture = try CatalogFixture()
+    var configuration = DownloadManager.Configuration()
+    configuration.launch = .hold
+    let holder = try DownloadManager(catalog: fixture.catalog, configuration: configuration)
+    let outcome = try await fixture.run("pause", ["--all"])
+    await holder.close()
+    #expect(outcome.status == 1, "\(outcome)")
+    #expect(outcome.stderr.contains("is in use by process \(getpid())"), "\(outcome)")
+  }
+}
