@@ -9,6 +9,25 @@ import Haul
 struct CommandWording: Sendable, Equatable {
   /// Whether `-o` named the file.
   var outputGiven = false
+  /// A download of the manager's catalog (`haul run`, `haul ls --json`): the remedies are
+  /// its subcommands, not the same command again.
+  var download: DownloadID?
+
+  /// The words for a download of the catalog: it has no options to change, so a file to
+  /// replace needs it added anew with --overwrite; a failed one is queued again with resume.
+  static func manager(_ id: DownloadID) -> CommandWording { CommandWording(download: id) }
+
+  private static func managerReplacements(_ id: DownloadID) -> [(library: String, command: String)] {
+    [
+      (
+        LibraryWording.overwriteToFetchAgain,
+        "remove it (haul rm \(id)) and add it again with --overwrite to fetch it again"
+      ),
+      (LibraryWording.runAgainToResume, "haul resume \(id) queues it again: it continues from its bytes"),
+      (LibraryWording.runAgainToFetchAnew, "haul resume \(id) queues it again to fetch it anew"),
+      (LibraryWording.runAgainStartsOver, "haul resume \(id) queues it again, starting over"),
+    ]
+  }
 
   static let replacements: [(library: String, command: String)] = [
     (LibraryWording.overwriteToFetchAgain, "use --overwrite to fetch it again"),
@@ -24,6 +43,11 @@ struct CommandWording: Sendable, Equatable {
 
   func translate(_ text: String) -> String {
     var text = text
+    if let download {
+      for (library, command) in Self.managerReplacements(download) {
+        text = text.replacing(library, with: command)
+      }
+    }
     for (library, command) in Self.replacements { text = text.replacing(library, with: command) }
     if outputGiven {
       text = text.replacing(", or -o to choose another name", with: ", or choose another file name")

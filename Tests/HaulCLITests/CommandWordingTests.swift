@@ -34,6 +34,17 @@ import Testing
     #expect(CommandWording(outputGiven: outputGiven).translate(library) == command)
   }
 
+  @Test func aManagerDownloadGetsTheManagersRemedies() throws {
+    let id = try #require(DownloadID("0123456789abcdef"))
+    let wording = CommandWording.manager(id)
+    #expect(
+      wording.translate("it was left as it is; " + LibraryWording.overwriteToFetchAgain)
+        == "it was left as it is; remove it (haul rm 0123456789abcdef) and add it again with --overwrite to fetch it again"
+    )
+    #expect(wording.translate(LibraryWording.runAgainToResume).hasPrefix("haul resume 0123456789abcdef"))
+    #expect(wording.translate("nothing to translate") == "nothing to translate")
+  }
+
   @Test func translatesAFailureAndLeavesTheRestAlone() {
     let error = HaulError(.interrupted, "stopped; 1 MiB saved", hint: LibraryWording.runAgainToResume)
     let shown = CommandWording().translate(error)

@@ -158,7 +158,7 @@ struct ListTable {
 
   /// The download as one line of JSON (`haul ls --json`).
   static func json(_ download: DownloadSnapshot, speed: Double? = nil) -> String {
-    let error = download.error
+    let error = download.error.map(CommandWording.manager(download.id).translate)
     return JSONEventLine.object([
       ("id", .string(download.id.description)),
       ("state", .string(download.state.rawValue)),

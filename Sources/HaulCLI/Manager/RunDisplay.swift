@@ -38,6 +38,11 @@ struct RunDisplay: Sendable {
   }
 
   mutating func handle(_ event: DownloadManagerEvent) {
+    // A failure's remedy in the manager's commands, not the library's or haul URL's.
+    var event = event
+    if case .failed(let id, let error) = event {
+      event = .failed(id, CommandWording.manager(id).translate(error))
+    }
     if json { sink.stdout(Self.jsonLine(event) + "\n") }
     let id = event.id
     switch event {

@@ -128,6 +128,30 @@ struct RunTests {
     expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
   }
 
+  /// A finished file changed since: run leaves it alone and says how to replace it with the
+  /// manager's commands (not the library's DownloadOptions, not haul URL's same command).
+  @Test func aChangedFinishedFileIsLeftWithTheManagersRemedy() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 10_000, on: server, seed: 87)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out", files[0].url])
+    #expect(try await fixture.run("run").status == 0)
+    try Data("changed by hand\n".utf8).write(to: fixture.directory.file("out/" + files[0].name))
+    #expect(try await fixture.run("resume", [ids[0]]).status == 0)
+    let again = try await fixture.run("run")
+    #expect(again.status == 9, "\(again)")
+    #expect(again.stderr.contains("haul rm \(ids[0])") && again.stderr.contains("--overwrite"), "\(again)")
+    #expect(!again.stderr.contains("DownloadOptions"), "\(again)")
+    let hint = try await fixture.download(ids[0])?["hint"] ?? ""
+    #expect(hint.contains("haul rm \(ids[0])") && !hint.contains("DownloadOptions"), "\(hint)")
+    // The remedy works.
+    #expect(try await fixture.run("rm", [ids[0]]).status == 0)
+    _ = try await fixture.add(["-d", "out", "--overwrite", files[0].url])
+    let replaced = try await fixture.run("run")
+    #expect(replaced.status == 0, "\(replaced)")
+    expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
+  }
+
   @Test func aFailedDownloadGivesTheBatchStatusAndSIGTERMStopsWithEverythingKept() async throws {
     let server = try TestServer()
     // One connection at its rate: 40 s, so SIGTERM lands mid-download on a loaded machine.
