@@ -85,12 +85,17 @@ struct RunDisplay: Sendable {
 
   /// The closing count, and the exit status: 130 when interrupted, else that of the first
   /// download that failed in the order they started, else 0. A download stopped by the end of
-  /// the run counts as stopped; paused and cancelled ones are not counted.
+  /// the run counts as stopped; paused and cancelled ones are not counted. The count is not
+  /// shown under -q, nor when nothing was counted.
   mutating func finish(interrupted: Bool) -> Int32 {
     let counted = statuses.indices.filter { !left.contains($0) }.map {
       statuses[$0] ?? ExitStatus.interrupted
     }
-    if !json { reporter.finish(statuses: counted, interrupted: interrupted) }
+    // No closing count under -q (each failure had its line, the status says the rest), nor
+    // after a run that had nothing to do (it said so once).
+    if !json, reporter.style != .quiet, !counted.isEmpty {
+      reporter.finish(statuses: counted, interrupted: interrupted)
+    }
     return BatchDownload.exitStatus(counted, interrupted: interrupted)
   }
 

@@ -85,6 +85,7 @@ struct RunTests {
     let second = try await fixture.run("run")
     #expect(second.status == 0, "\(second)")
     #expect(second.stderr.contains("nothing to run"), "\(second)")
+    #expect(second.stderr.split(separator: "\n").count == 1, "said once, without a count: \(second)")
     #expect(server.requests(for: "/" + files[1].name).isEmpty, "still paused")
     #expect(try await fixture.download(ids[1])?["state"] == "paused")
 
@@ -108,6 +109,16 @@ struct RunTests {
     let again = try await fixture.run("run")
     #expect(again.status == 0, "\(again)")
     expectBytes(fixture.contents("out/later.bin"), equal: body)
+  }
+
+  @Test func quietShowsAFailureButNoClosingCount() async throws {
+    let server = try TestServer()
+    let fixture = try CatalogFixture()
+    _ = try await fixture.add(["-d", "out", server.url("/missing.bin")])
+    let quiet = try await fixture.run("run", ["-q"])
+    #expect(quiet.status == 8, "\(quiet)")
+    #expect(quiet.stderr.contains("missing.bin"), "the failure is shown: \(quiet)")
+    #expect(!quiet.stderr.contains("URL:") && !quiet.stderr.contains("URLs:"), "\(quiet)")
   }
 
   /// A finished file deleted behind the manager's back is listed as failed: --all fetches it
