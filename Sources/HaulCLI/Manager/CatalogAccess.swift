@@ -5,7 +5,7 @@ import HaulRPC
 /// How a subcommand that changes the catalog reaches it: with a `DownloadManager` of its own
 /// that runs nothing (`LaunchPolicy.hold`) when no process owns the catalog, else through the
 /// owner's control socket (`haul run`, `haul ui` or the daemon), so that the change takes effect
-/// in the running process. An owner that does not answer within `ControlClient.patience` (it
+/// in the running process. An owner that does not answer within `ControlClient.commandPatience` (it
 /// is stopped) is given up on, with its own exit status (`ExitStatus.ownerUnanswered`).
 enum CatalogAccess {
   case direct(DownloadManager)
@@ -31,7 +31,7 @@ enum CatalogAccess {
     let deadline = ContinuousClock.now + lockWait
     var prepared = false
     while true {
-      if let client = ControlClient.connect(location, answerWithin: ControlClient.patience) {
+      if let client = ControlClient.connect(location, answerWithin: ControlClient.commandPatience) {
         return .owner(client)
       }
       if creating, !prepared {
@@ -99,7 +99,7 @@ enum CatalogAccess {
       // The owner commits each download: a long list may take it longer than a short one.
       let answer = try await client.perform(
         ControlMethods.add, [.object(parameters)],
-        within: ControlClient.patience + .milliseconds(requests.count))
+        within: ControlClient.commandPatience + .milliseconds(requests.count))
       let ids = (answer.array ?? []).compactMap { $0.string.flatMap(DownloadID.init) }
       guard ids.count == requests.count else {
         throw HaulError(.generic, "the catalog's owner answered \(ControlMethods.add) without an id for each")

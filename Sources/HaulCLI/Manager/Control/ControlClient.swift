@@ -15,9 +15,13 @@ final class ControlClient: Sendable {
   /// How long an answer may take on a connection that waits for a stopped owner (`haul ui`,
   /// which says so after `patience` and catches up when it continues).
   static let answerTimeout = Duration.seconds(300)
-  /// How long an owner may be silent before `haul ui` names it and a subcommand gives up on it
-  /// (a stopped owner answers nobody; a running one answers within milliseconds).
+  /// How long an owner may be silent before `haul ui` names it (a stopped owner answers
+  /// nobody; a running one answers within milliseconds).
   static let patience = Duration.seconds(3)
+  /// How long a subcommand waits before it gives up on the owner: longer than `patience`, for
+  /// a giving-up leaves the user unsure whether the request was carried out, and an owner
+  /// whose disk is slow to sync (or a loaded machine) may take seconds to answer.
+  static let commandPatience = Duration.seconds(10)
 
   /// What a subcommand says when the owner did not answer in time (its own exit status).
   struct Unanswered: Error, Sendable {}
@@ -46,7 +50,7 @@ final class ControlClient: Sendable {
   /// The owner's control socket when one answers there; nil when none (no owner, or a
   /// stale socket a killed owner left). `waitingUpTo`: keep trying that long (an owner that
   /// has just opened the catalog makes its socket a moment later). `answerWithin`: how long a
-  /// request waits for its answer (a subcommand: `patience`, and gives up on a stopped owner).
+  /// request waits for its answer (a subcommand: `commandPatience`, and gives up on a stopped owner).
   static func connect(
     _ location: CatalogLocation, waitingUpTo seconds: Double = 0, answerWithin: Duration = answerTimeout
   ) -> ControlClient? {
