@@ -63,7 +63,7 @@ struct Aria2Options: Sendable, Equatable {
     }
     switch name {
     case "dir": directory = try Self.nonEmpty(text, name)
-    case "out": output = try Self.nonEmpty(text, name)
+    case "out": output = try Self.fileName(text, name)
     case "split": split = try Self.count(text, name)
     case "max-connection-per-server": connectionsPerServer = try Self.count(text, name)
     case "max-download-limit": downloadLimit = try Self.rate(text, name)
@@ -180,6 +180,23 @@ struct Aria2Options: Sendable, Equatable {
 
   private static func nonEmpty(_ text: String, _ name: String) throws(RPCError) -> String {
     guard !text.isEmpty, !text.contains("\u{0}") else { throw problem(name) }
+    return text
+  }
+
+  /// `out`: a path inside `dir` (`sub/NAME` makes `sub`; a leading `/` is read as relative, as
+  /// aria2 joins it to `dir`). Each part must be a name `FileNameSanitizer` leaves as it is, the
+  /// rule Haul keeps for names people choose: no `..` or `.`, no hidden (leading-dot) part, no
+  /// control or bidi characters, no `\`, length-limited. Otherwise a client (or the web page
+  /// behind a browser extension) could write outside `dir` or plant a hidden file there.
+  private static func fileName(_ text: String, _ name: String) throws(RPCError) -> String {
+    let parts = try nonEmpty(text, name).split(separator: "/", omittingEmptySubsequences: true)
+    guard !parts.isEmpty, !text.hasSuffix("/"),
+      parts.allSatisfy({ FileNameSanitizer.sanitize(String($0)) == String($0) })
+    else {
+      throw RPCError(
+        "We encountered a problem while processing the option '--\(name)': '\(text)' does not name a file inside the directory"
+      )
+    }
     return text
   }
 
