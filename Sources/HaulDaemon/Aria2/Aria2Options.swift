@@ -138,7 +138,7 @@ struct Aria2Options: Sendable, Equatable {
     }
     if let referer { options.headers.append(("Referer", referer)) }
     if let checksum { options.checksum = checksum }
-    if let maxTries { options.maxAttemptsWithoutProgress = maxTries == 0 ? Int.max : maxTries }
+    if let maxTries { options.maxAttemptsWithoutProgress = Self.attempts(aria2Tries: maxTries) }
     if let timeout { options.stallTimeout = timeout }
     if let userAgent { options.userAgent = userAgent }
     if let allowOverwrite { options.overwrite = allowOverwrite }
@@ -163,8 +163,7 @@ struct Aria2Options: Sendable, Equatable {
       object["header"] = .string(options.headers.map { "\($0.name): \($0.value)" }.joined(separator: "\n"))
     }
     if let checksum = options.checksum { object["checksum"] = .string(checksum.description) }
-    object["max-tries"] = .string(
-      options.maxAttemptsWithoutProgress == Int.max ? "0" : String(options.maxAttemptsWithoutProgress))
+    object["max-tries"] = .string(String(aria2Tries(options.maxAttemptsWithoutProgress)))
     object["timeout"] = .string(String(Int(options.stallTimeout)))
     object["user-agent"] = .string(options.userAgent)
     object["allow-overwrite"] = options.overwrite ? "true" : "false"
@@ -173,6 +172,18 @@ struct Aria2Options: Sendable, Equatable {
   }
 
   // MARK: - Values
+
+  /// aria2's `max-tries` for Haul's attempts: 0 is aria2's "no limit", so Haul's 0 (no retries,
+  /// a single attempt) is 1, and no limit (`Int.max`, `--retries inf`) is 0. Writing back what
+  /// `getOption` showed (AriaNg does) must not turn one attempt into endless retries.
+  static func aria2Tries(_ attempts: Int) -> Int {
+    attempts == Int.max ? 0 : max(1, attempts)
+  }
+
+  /// Haul's attempts for aria2's `max-tries` (0: no limit).
+  static func attempts(aria2Tries tries: Int) -> Int {
+    tries == 0 ? Int.max : tries
+  }
 
   private static func problem(_ name: String) -> RPCError {
     RPCError("We encountered a problem while processing the option '--\(name)'.")

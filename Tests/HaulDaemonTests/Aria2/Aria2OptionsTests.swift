@@ -1,3 +1,4 @@
+import Foundation
 import Haul
 import HaulRPC
 import Testing
@@ -69,5 +70,21 @@ import Testing
   ])
   func pages(offset: Int64, count: Int64, expected: [Int]) {
     #expect(Aria2Status.page([0, 1, 2, 3, 4], offset: offset, count: count) == expected)
+  }
+}
+
+@Suite struct Aria2MaxTriesTests {
+  // Haul's attempts (0: one attempt, `.max`: no limit), aria2's max-tries (0: no limit), and the
+  // attempts writing that back gives (0 and 1 both mean one attempt).
+  @Test(arguments: [(0, "1", 1), (1, "1", 1), (5, "5", 5), (Int.max, "0", Int.max)])
+  func roundTrips(attempts: Int, tries: String, back: Int) throws {
+    var options = DownloadOptions()
+    options.maxAttemptsWithoutProgress = attempts
+    let shown = Aria2Options.rendered(options, destination: .directory(URL(fileURLWithPath: "/d")))
+    #expect(shown["max-tries"] == .string(tries))
+    var written = DownloadOptions()
+    try Aria2Options.parse(["max-tries": .string(tries)]).apply(to: &written)
+    #expect(written.maxAttemptsWithoutProgress == back)
+    #expect(max(1, written.maxAttemptsWithoutProgress) == max(1, attempts))
   }
 }
