@@ -270,6 +270,8 @@ package final class Aria2Methods: Sendable {
     let given = try Aria2Options.parse(try params.requiredObject(at: 1))
     guard !download.state.isStopped else { throw RPCError("Cannot change option for GID#\(download.id)") }
     var (_, options) = try manager.options(of: download.id)
+    try Self.refuseUnchangeable(
+      given, shown: Aria2Options.rendered(options, destination: download.destination))
     try given.apply(to: &options)
     try await manager.changeOptions(download.id, to: options)
     return "OK"
@@ -295,6 +297,29 @@ package final class Aria2Methods: Sendable {
       return [1, 1]
     }
     return [.integer(deleted.contains(download.url) ? 1 : 0), 0]
+  }
+
+  /// What `changeOption` cannot make, refused rather than answered "OK" with nothing changed:
+  /// the manager has no way to move a download it holds (`dir`, `out`: the same values as
+  /// `getOption` shows are fine, as clients send them back), `pause` is aria2.pause's, and the
+  /// global options are changeGlobalOption's.
+  private static func refuseUnchangeable(_ given: Aria2Options, shown: JSONObject) throws(RPCError) {
+    func refuse(_ name: String, _ why: String) -> RPCError {
+      RPCError("We encountered a problem while processing the option '--\(name)': \(why)")
+    }
+    if let directory = given.directory, shown["dir"] != .string(directory) {
+      throw refuse("dir", "it cannot be changed after the download was added")
+    }
+    if let output = given.output, shown["out"] != .string(output) {
+      throw refuse("out", "it cannot be changed after the download was added")
+    }
+    if given.paused != nil { throw refuse("pause", "use aria2.pause or aria2.unpause") }
+    if given.maxConcurrentDownloads != nil {
+      throw refuse("max-concurrent-downloads", "it is a global option (aria2.changeGlobalOption)")
+    }
+    if given.overallDownloadLimit != nil {
+      throw refuse("max-overall-download-limit", "it is a global option (aria2.changeGlobalOption)")
+    }
   }
 
   func getGlobalOption(_ params: RPCParameters) async throws -> JSONValue {
@@ -327,13 +352,18 @@ package final class Aria2Methods: Sendable {
 
   func changeGlobalOption(_ params: RPCParameters) async throws -> JSONValue {
     var given = try Aria2Options.parse(try params.requiredObject(at: 0))
+    // `out` and `pause` name one download, not every new one: refused, not dropped with an "OK".
+    if given.output != nil {
+      throw RPCError("We encountered a problem while processing the option '--out': give it to aria2.addUri")
+    }
+    if given.paused != nil {
+      throw RPCError(
+        "We encountered a problem while processing the option '--pause': give it to aria2.addUri")
+    }
     if let limit = given.maxConcurrentDownloads { try await manager.setMaxConcurrentDownloads(limit) }
     if let rate = given.overallDownloadLimit { try manager.setOverallRateLimit(rate == 0 ? nil : rate) }
     given.maxConcurrentDownloads = nil
     given.overallDownloadLimit = nil
-    // `out` and `pause` name one download, not every new one.
-    given.output = nil
-    given.paused = nil
     defaults.withLock { defaults in
       let headers = given.headers
       defaults = given.merged(over: defaults)
