@@ -63,9 +63,17 @@ extension JSONValue {
         case .bool: value = .bool(try container.decode(Bool.self))
         case .integer: value = .integer(try container.decode(Int64.self))
         case .double: value = .double(try container.decode(Double.self))
+        case .bigInteger(let text): value = try Self.bigInteger(text, container.decode(Double.self))
         default: value = .string(try container.decode(String.self))
         }
       }
+    }
+
+    /// The decoder validated the number (`decoded`, unused: it has lost digits); its text is
+    /// kept so that it goes back out exactly as it came.
+    private static func bigInteger(_ text: String, _ decoded: Double) throws -> JSONValue {
+      guard decoded.isFinite else { throw mismatch }
+      return .number(text)
     }
 
     private static var mismatch: DecodingError {
@@ -85,6 +93,7 @@ extension JSONValue {
         case .bool: values.append(.bool(try container.decode(Bool.self)))
         case .integer: values.append(.integer(try container.decode(Int64.self)))
         case .double: values.append(.double(try container.decode(Double.self)))
+        case .bigInteger(let text): values.append(try bigInteger(text, container.decode(Double.self)))
         case .string: values.append(.string(try container.decode(String.self)))
         case .array(let elements):
           var nested = try container.nestedUnkeyedContainer()
@@ -111,6 +120,8 @@ extension JSONValue {
         case .bool: object[member.key] = .bool(try container.decode(Bool.self, forKey: key))
         case .integer: object[member.key] = .integer(try container.decode(Int64.self, forKey: key))
         case .double: object[member.key] = .double(try container.decode(Double.self, forKey: key))
+        case .bigInteger(let text):
+          object[member.key] = try bigInteger(text, container.decode(Double.self, forKey: key))
         case .string: object[member.key] = .string(try container.decode(String.self, forKey: key))
         case .array(let elements):
           var nested = try container.nestedUnkeyedContainer(forKey: key)

@@ -9,6 +9,8 @@
 /// Where the two ever read a text differently, decoding fails: it never yields a wrong value.
 indirect enum JSONShape: Sendable, Equatable {
   case null, bool, integer, double, string
+  /// A whole number beyond Int64, with its text: read as a double it would lose digits.
+  case bigInteger(String)
   case array([JSONShape])
   /// Members in document order, keys already unescaped (the decoder looks them up by those).
   case object([Member])
@@ -129,21 +131,22 @@ indirect enum JSONShape: Sendable, Equatable {
       index += count
     }
 
-    /// Integers that surely fit in Int64 are `integer`; anything with a fraction, an exponent
-    /// or more digits than Int64 holds is `double` (the decoder reads it as one).
+    /// Integers that surely fit in Int64 are `integer`, larger ones `bigInteger` (with their
+    /// text); anything with a fraction or an exponent is `double`.
     private mutating func number() -> JSONShape {
       let start = index
       var integral = true
-      while let byte = peek() {
+      scan: while let byte = peek() {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"): break
         case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"): integral = false
-        default:
-          return integral && Self.fitsInt64(bytes[start..<index]) ? .integer : .double
+        default: break scan
         }
         index += 1
       }
-      return integral && Self.fitsInt64(bytes[start..<index]) ? .integer : .double
+      let text = bytes[start..<index]
+      guard integral else { return .double }
+      return Self.fitsInt64(text) ? .integer : .bigInteger(String(decoding: text, as: UTF8.self))
     }
 
     /// Digits of equal count compare like numbers (JSON has no leading zeros).

@@ -1,6 +1,7 @@
 /// A JSON value as JSON-RPC carries it: requests are decoded into it, replies built from it.
 ///
-/// Integers stay integers (`integer`) so ids and aria2's positions round-trip exactly; numbers
+/// Integers stay integers (`integer`) so ids and aria2's positions round-trip exactly; larger
+/// ones keep their text (`number`), since JSON-RPC wants an id back exactly as sent; numbers
 /// with a fraction or exponent are `double`. Objects keep the order they were built in, so
 /// replies come out in a stable order.
 package enum JSONValue: Sendable, Equatable {
@@ -8,6 +9,8 @@ package enum JSONValue: Sendable, Equatable {
   case bool(Bool)
   case integer(Int64)
   case double(Double)
+  /// A whole number beyond Int64, as its JSON text (`12345678901234567890`).
+  case number(String)
   case string(String)
   case array([JSONValue])
   case object(JSONObject)
@@ -40,7 +43,7 @@ package enum JSONValue: Sendable, Equatable {
     switch self {
     case .null: "null"
     case .bool: "boolean"
-    case .integer, .double: "number"
+    case .integer, .double, .number: "number"
     case .string: "string"
     case .array: "array"
     case .object: "object"

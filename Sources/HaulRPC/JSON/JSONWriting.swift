@@ -16,6 +16,7 @@ extension JSONValue {
     case .integer(let value): out.append(contentsOf: String(value).utf8)
     case .double(let value):
       out.append(contentsOf: (value.isFinite ? String(value) : "null").utf8)
+    case .number(let text): out.append(contentsOf: text.utf8)
     case .string(let value): Self.writeString(value, to: &out)
     case .array(let values):
       out.append(UInt8(ascii: "["))

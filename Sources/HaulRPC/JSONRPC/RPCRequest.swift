@@ -57,7 +57,7 @@ package enum RPCEnvelope: Sendable, Equatable {
     case nil: id = nil
     case .some(let value):
       switch value {
-      case .string, .integer, .double, .null: id = value
+      case .string, .integer, .double, .number, .null: id = value
       default: return .invalid(.invalidRequest, id: .null)
       }
     }

@@ -10,11 +10,13 @@ import Testing
     (#"-42"#, .integer(-42)),
     (#"9223372036854775807"#, .integer(.max)),
     (#"-9223372036854775808"#, .integer(.min)),
-    // A fraction or an exponent makes a double; so do more digits than Int64 holds.
+    // A fraction or an exponent makes a double; more digits than Int64 holds keep their text.
     (#"1.5"#, .double(1.5)),
     (#"1e3"#, .double(1000)),
     (#"1.0"#, .double(1)),
-    (#"9223372036854775808"#, .double(9_223_372_036_854_775_808)),
+    (#"9223372036854775808"#, .number("9223372036854775808")),
+    (#"[-12345678901234567890]"#, .array([.number("-12345678901234567890")])),
+    (#"{"a":12345678901234567890}"#, .object(["a": .number("12345678901234567890")])),
     (#""a\"b\\c\u00e9\n""#, .string("a\"b\\c\u{e9}\n")),
     (#"[]"#, .array([])),
     (#"[1,"x",[null]]"#, .array([1, "x", [nil]])),

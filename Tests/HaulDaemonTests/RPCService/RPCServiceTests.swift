@@ -40,6 +40,15 @@ import Testing
         ])
   }
 
+  // JSON-RPC wants the id back as sent: as a double, 12345678901234567890 came back as
+  // 1.2345678901234567e+19.
+  @Test(arguments: ["12345678901234567890", "-9223372036854775809", "9223372036854775807", "7", #""7""#])
+  func idsComeBackExactly(id: String) async {
+    let reply = await service.respond(
+      to: Array(#"{"id":\#(id),"method":"test.echo","params":["token:s3cret"]}"#.utf8))
+    #expect(String(decoding: reply.body(), as: UTF8.self) == #"{"id":\#(id),"jsonrpc":"2.0","result":[]}"#)
+  }
+
   @Test func listingNeedsNoToken() async {
     let methods = await call(#"{"id":1,"method":"system.listMethods"}"#)?["result"]?.array
     #expect(
