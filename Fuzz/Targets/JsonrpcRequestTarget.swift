@@ -25,7 +25,7 @@ public func fuzzJsonrpcRequest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CI
     switch item {
     case .call(let call):
       switch call.id {
-      case nil, .string, .integer, .double, .null: break
+      case nil, .string, .integer, .number, .double, .null: break
       default: require(false, "call with id \(String(describing: call.id))")
       }
       replies.append(RPCReply(id: call.id ?? .null, result: .array(call.params)))
