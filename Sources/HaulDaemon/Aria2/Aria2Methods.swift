@@ -352,9 +352,14 @@ package final class Aria2Methods: Sendable {
 
   func changeGlobalOption(_ params: RPCParameters) async throws -> JSONValue {
     var given = try Aria2Options.parse(try params.requiredObject(at: 0))
-    // `out` and `pause` name one download, not every new one: refused, not dropped with an "OK".
+    // `out`, `pause` and `checksum` name one download, not every new one (aria2 leaves them out
+    // of the global options): refused, not dropped with an "OK".
     if given.output != nil {
       throw RPCError("We encountered a problem while processing the option '--out': give it to aria2.addUri")
+    }
+    if given.checksum != nil {
+      throw RPCError(
+        "We encountered a problem while processing the option '--checksum': give it to aria2.addUri")
     }
     if given.paused != nil {
       throw RPCError(

@@ -136,7 +136,11 @@ struct Aria2Options: Sendable, Equatable {
       }
       options.headers = parsed
     }
-    if let referer { options.headers.append(("Referer", referer)) }
+    if let referer {
+      // One Referer: a changed one replaces the last (changeOption), never adds a second.
+      options.headers.removeAll { $0.name.lowercased() == "referer" }
+      options.headers.append(("Referer", referer))
+    }
     if let checksum { options.checksum = checksum }
     if let maxTries { options.maxAttemptsWithoutProgress = Self.attempts(aria2Tries: maxTries) }
     if let timeout { options.stallTimeout = timeout }

@@ -24,10 +24,15 @@ import Testing
     // Sending back what getOption shows (clients do) changes nothing and is fine.
     let same: JSONValue = ["dir": before["dir"] ?? .null, "out": before["out"] ?? .null, "split": "3"]
     #expect(try await fixture.call("aria2.changeOption", [gid, same]) == "OK")
-    for change: JSONValue in [["out": "x.bin"], ["pause": "true"]] {
+    let checksum = "sha-256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    for change: JSONValue in [["out": "x.bin"], ["pause": "true"], ["checksum": .string(checksum)]] {
       await #expect(throws: RPCError.self, "\(change.serializedString)") {
         try await fixture.call("aria2.changeGlobalOption", [change])
       }
+    }
+    // A changed referer replaces the last one; it is never sent twice.
+    for referer in ["https://a/", "https://b/"] {
+      #expect(try await fixture.call("aria2.changeOption", [gid, ["referer": .string(referer)]]) == "OK")
     }
     let after = try await fixture.call("aria2.getOption", [gid])
     let status = try await fixture.call("aria2.tellStatus", [gid, ["status"]])
@@ -35,6 +40,7 @@ import Testing
     #expect(after["dir"] == before["dir"])
     #expect(after["out"] == "w.bin")
     #expect(after["split"] == "3")
+    #expect(after["header"] == "Referer: https://b/", "\(after["header"]?.serializedString ?? "none")")
     #expect(status["status"] == "paused")
   }
 }
