@@ -196,7 +196,9 @@ extension DownloadTests {
   @Test func aStopBeforeAnyByteSaysSo() async throws {
     let server = try TestServer()
     server.setResource("/f", TestResource(body: TestResource.random(size: 1_000, seed: 35)))
-    server.enqueue("/f", .status(503, headers: [("Retry-After", "30")]))
+    // An hour's wait (the longest Retry-After honoured): the stop lands in it however late a
+    // loaded machine runs the event's handler (with 30 s, a CI run once retried first).
+    server.enqueue("/f", .status(503, headers: [("Retry-After", "3600")]))
     let directory = try TemporaryDirectory()
     let file = directory.file("f")
     let outcome = try await Self.run(server.url("/f"), to: .file(file)) { event, download in
