@@ -23,9 +23,7 @@ enum BatchDownload {
     do throws(HaulError) {
       let plan = try BatchPlan.make(options)
       jobs = plan.jobs
-      if !options.quiet {
-        for note in plan.notes { sink.stderr("haul: \(ProgressLine.sanitize(note))\n") }
-      }
+      BatchPlan.tell(plan.notes, options: options, sink: sink)
       if jobs.isEmpty { return ExitStatus.success }
       if !options.quiet, !options.json {
         for renamed in plan.renamed {

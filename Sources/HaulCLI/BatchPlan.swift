@@ -94,14 +94,16 @@ enum BatchPlan {
   /// `'notaurl' is not a URL (give a full URL such as …)`, `gopher://h/x: unsupported URL scheme …`.
   static func checkURLs(_ urls: [String]) throws(HaulError) {
     for url in urls {
-      do throws(HaulError) {
-        _ = try RequestURL.normalize(url)
-      } catch {
-        let reason = error.message + (error.hint.map { " (\($0))" } ?? "")
-        // Among several URLs the message must say which: most quote it already, some do not.
-        throw HaulError(.invalidInput, reason.contains("'\(url)'") ? reason : "\(url): \(reason)")
-      }
+      guard let reason = InputFile.urlProblem(url) else { continue }
+      // Among several URLs the message must say which: most quote it already, some do not.
+      throw HaulError(.invalidInput, reason.contains("'\(url)'") ? reason : "\(url): \(reason)")
     }
+  }
+
+  /// Tells the plan's notes on standard error, unless `-q`.
+  static func tell(_ notes: [String], options: CommandLineOptions, sink: OutputSink) {
+    guard !options.quiet else { return }
+    for note in notes { sink.stderr("haul: \(ProgressLine.sanitize(note))\n") }
   }
 
   /// The downloads the entries stand for: the command line's options, with each entry's own

@@ -162,11 +162,7 @@ struct InputFile {
               + "haul takes one URL per line (a comment starts with ' #')")
         }
         // The check a download makes of its URL, made here so a bad line stops the run first.
-        do throws(HaulError) {
-          _ = try RequestURL.normalize(String(content))
-        } catch {
-          throw UsageError("\(place): \(error.message)" + (error.hint.map { " (\($0))" } ?? ""))
-        }
+        if let problem = Self.urlProblem(String(content)) { throw UsageError("\(place): \(problem)") }
         entries.append(Entry(url: String(content), line: number))
         seen = []
         continue
@@ -249,5 +245,16 @@ struct InputFile {
       text += " (haul takes " + known.joined(separator: ", ") + ")"
     }
     return UsageError(text)
+  }
+
+  /// What the check a download makes of its URL says against `url` (its message, then its hint
+  /// in brackets), or nil when a download can take it: for input lines and command-line URLs.
+  static func urlProblem(_ url: String) -> String? {
+    do throws(HaulError) {
+      _ = try RequestURL.normalize(url)
+      return nil
+    } catch {
+      return error.message + (error.hint.map { " (\($0))" } ?? "")
+    }
   }
 }

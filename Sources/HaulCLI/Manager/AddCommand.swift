@@ -100,9 +100,7 @@ enum AddCommand {
       ]
     }
     let plan = try BatchPlan.make(options)
-    if !options.quiet {
-      for note in plan.notes { sink.stderr("haul: \(ProgressLine.sanitize(note))\n") }
-    }
+    BatchPlan.tell(plan.notes, options: options, sink: sink)
     return plan.jobs.map { DownloadRequest(url: $0.source, to: $0.destination, options: $0.options) }
   }
 

@@ -22,7 +22,7 @@ enum QueueCommands {
       ]
     }
     let (entries, notes) = BatchPlan.withoutRepeats(try BatchPlan.entries(options), options: options)
-    if !options.quiet { for note in notes { sink.stderr("haul: \(ProgressLine.sanitize(note))\n") } }
+    BatchPlan.tell(notes, options: options, sink: sink)
     let jobs = BatchPlan.jobs(options, entries: entries)
     return try jobs.map { (job) throws(HaulError) -> FleetJobRequest in
       var name: String?

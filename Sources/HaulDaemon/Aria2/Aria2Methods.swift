@@ -354,16 +354,12 @@ package final class Aria2Methods: Sendable {
     var given = try Aria2Options.parse(try params.requiredObject(at: 0))
     // `out`, `pause` and `checksum` name one download, not every new one (aria2 leaves them out
     // of the global options): refused, not dropped with an "OK".
-    if given.output != nil {
-      throw RPCError("We encountered a problem while processing the option '--out': give it to aria2.addUri")
-    }
-    if given.checksum != nil {
+    let oneDownloads = [
+      ("out", given.output != nil), ("checksum", given.checksum != nil), ("pause", given.paused != nil),
+    ]
+    if let (name, _) = oneDownloads.first(where: { $0.1 }) {
       throw RPCError(
-        "We encountered a problem while processing the option '--checksum': give it to aria2.addUri")
-    }
-    if given.paused != nil {
-      throw RPCError(
-        "We encountered a problem while processing the option '--pause': give it to aria2.addUri")
+        "We encountered a problem while processing the option '--\(name)': give it to aria2.addUri")
     }
     if let limit = given.maxConcurrentDownloads { try await manager.setMaxConcurrentDownloads(limit) }
     if let rate = given.overallDownloadLimit { try manager.setOverallRateLimit(rate == 0 ? nil : rate) }
