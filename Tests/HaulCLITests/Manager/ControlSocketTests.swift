@@ -68,6 +68,10 @@ struct ControlSocketTests {
       unknown?["code"] as? Int == 1 && (unknown?["message"] as? String)?.hasPrefix("No such method") == true)
     let garbage = try #require(try client.call("{not json") as? [String: Any])
     #expect((garbage["error"] as? [String: Any])?["code"] as? Int == -32700)
+    // Blank lines (empty, or spaces and a `\r`) are no requests: skipped, not answered.
+    let request = #"{"jsonrpc":"2.0","id":"b","method":"aria2.getVersion"}"#
+    let afterBlanks = try #require(try client.call("\n \r\n" + request) as? [String: Any])
+    #expect(afterBlanks["id"] as? String == "b", "\(afterBlanks)")
 
     // aria2's own methods, as haul daemon serves them: the runner's downloads by gid.
     try await CatalogFixture.waitUntil("both downloads are active") {

@@ -149,6 +149,9 @@ final class ControlServer: Sendable {
         return
       case .end: return
       }
+      // A blank line (or one of spaces, or a lone `\r` from `nc -C`) is no request: skipped
+      // unanswered, as a line protocol does, rather than answered with a parse error.
+      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
       let envelope = Self.authorized(RPCEnvelope.parse(line), secret: secret)
       // A request read after `stop()` is not carried out: the connection ends unanswered.
       let taken = state.withLock { state in
