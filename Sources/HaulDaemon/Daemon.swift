@@ -76,26 +76,17 @@ package final class Daemon: Sendable {
       throw error
     }
     let events = manager.events()
+    // Seeded after subscribing: the events since then carry each download on from here.
+    let seed = manager.downloads()
     let notifications = Task {
+      var notifier = Aria2Notifier(seed)
       for await event in events {
-        guard let method = notification(for: event) else { continue }
+        guard let method = notifier.notification(for: event) else { continue }
         server.notify(method, gid: event.id.description)
       }
     }
     return Daemon(
       manager: manager, server: server, secret: secret, notifications: notifications, shutdown: shutdown)
-  }
-
-  /// aria2's notification for a manager event, if it has one.
-  static func notification(for event: DownloadManagerEvent) -> String? {
-    switch event {
-    case .started: "aria2.onDownloadStart"
-    case .paused: "aria2.onDownloadPause"
-    case .removed: "aria2.onDownloadStop"
-    case .completed: "aria2.onDownloadComplete"
-    case .failed: "aria2.onDownloadError"
-    default: nil
-    }
   }
 
   /// Returns once `aria2.shutdown` (or `forceShutdown`) was called, or `requestShutdown()`.
@@ -124,6 +115,52 @@ package final class Daemon: Sendable {
       if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
     }
     return Int(min(limit.rlim_cur, 1 << 20))
+  }
+}
+
+/// aria2's notifications for the manager's events. A download taken off the catalog before it
+/// stopped (`haul rm` through the control socket, `DownloadManager.remove`) has been stopped as
+/// `aria2.remove` stops one, so it gets `onDownloadStop` too; its `.forgotten` event alone
+/// cannot tell (forgetting a finished record is no stop), so the downloads not stopped are
+/// followed here. A value owned by the task that sends the notifications.
+struct Aria2Notifier {
+  /// Queued, active or paused: not complete, failed or removed.
+  private var unstopped: Set<DownloadID>
+
+  init(_ downloads: [DownloadSnapshot]) {
+    unstopped = Set(downloads.filter { !$0.state.isStopped }.map(\.id))
+  }
+
+  /// aria2's notification for `event`, if it has one.
+  mutating func notification(for event: DownloadManagerEvent) -> String? {
+    let id = event.id
+    switch event {
+    case .added(let download):
+      if download.state.isStopped { unstopped.remove(id) } else { unstopped.insert(id) }
+      return nil
+    case .queued, .responded, .progress, .retrying, .restarted:
+      unstopped.insert(id)
+      return nil
+    case .started:
+      unstopped.insert(id)
+      return "aria2.onDownloadStart"
+    case .paused:
+      unstopped.insert(id)
+      return "aria2.onDownloadPause"
+    case .completed:
+      unstopped.remove(id)
+      return "aria2.onDownloadComplete"
+    case .failed:
+      unstopped.remove(id)
+      return "aria2.onDownloadError"
+    case .removed:
+      unstopped.remove(id)
+      return "aria2.onDownloadStop"
+    case .forgotten:
+      return unstopped.remove(id) != nil ? "aria2.onDownloadStop" : nil
+    case .changed:
+      return nil
+    }
   }
 }
 

@@ -56,6 +56,47 @@ import Testing
     }
   }
 
+  /// `haul rm` through the daemon's control socket is `DownloadManager.remove` (`haul.remove`):
+  /// a download taken off before it stopped gets onDownloadStop, as with aria2.remove; a
+  /// finished one taken off gets nothing more (its end was announced when it finished).
+  @Test func takingAnUnfinishedDownloadOffTheCatalogIsAStop() async throws {
+    let fixture = try await DaemonFixture()
+    fixture.serve("/done.bin", size: 50_000, seed: 62)
+    fixture.serve("/held.bin", size: 400_000, seed: 63, stallAfter: 100_000)
+    fixture.serve("/waits.bin", size: 50_000, seed: 64)
+    let port = fixture.port
+    let client = try await blocking { try WebSocketTestClient(port: port, timeout: 30) }
+    let hello = try await blocking {
+      try client.send(
+        #"{"jsonrpc":"2.0","id":0,"method":"aria2.getVersion","params":["token:\#(DaemonFixture.secret)"]}"#)
+      return client.readJSON()
+    }
+    #expect(hello?["id"] == 0)
+    let done = try #require(
+      try await fixture.call("aria2.addUri", [[.string(fixture.server.url("/done.bin"))]]).string)
+    _ = try await fixture.waitFor(done, status: "complete")
+    let held = try #require(
+      try await fixture.call(
+        "aria2.addUri", [[.string(fixture.server.url("/held.bin"))], ["timeout": "600"]]
+      ).string)
+    _ = try await fixture.waitFor(held, status: "active")
+    let waits = try #require(
+      try await fixture.call(
+        "aria2.addUri", [[.string(fixture.server.url("/waits.bin"))], ["pause": "true"]]
+      ).string)
+    // The finished one first: a stop it wrongly got would come before those waited for.
+    for gid in [done, held, waits] {
+      try await fixture.daemon.manager.remove([try #require(DownloadID(gid))])
+    }
+    let (received, _) = try await notifications(
+      on: client, until: ["aria2.onDownloadStop \(held)", "aria2.onDownloadStop \(waits)"])
+    client.connection.close()
+    await fixture.stop()
+    #expect(received.contains("aria2.onDownloadStop \(held)"), "\(received)")
+    #expect(received.contains("aria2.onDownloadStop \(waits)"), "\(received)")
+    #expect(!received.contains("aria2.onDownloadStop \(done)"), "\(received)")
+  }
+
   /// Reads notifications ("METHOD GID") until `wanted` came, the connection ends or its read
   /// timeout passes (a bound against hangs).
   private func notifications(on client: WebSocketTestClient, until wanted: Set<String>) async throws
