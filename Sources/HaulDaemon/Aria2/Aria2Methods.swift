@@ -52,6 +52,7 @@ package final class Aria2Methods: Sendable {
       RPCMethod("aria2.addTorrent", listed: false) { _ in
         throw RPCError("BitTorrent is not supported by haul daemon.")
       },
+      method("aria2.getPeers", Aria2Methods.getPeers),
       RPCMethod("aria2.addMetalink", listed: false) { _ in
         throw RPCError("Metalink is not supported by haul daemon.")
       },
@@ -217,6 +218,17 @@ package final class Aria2Methods: Sendable {
     let download = try find(try params.requiredString(at: 0))
     guard download.state == .active else { throw RPCError("No active download for GID#\(download.id)") }
     return Aria2Status.servers(download)
+  }
+
+  /// What aria2c answers for a download that is not BitTorrent (every one of Haul's): no peers
+  /// while it is active or waiting; once it has stopped, its error (aria2 keeps no peer data
+  /// for a stopped download). Web UIs call it for every download they show.
+  func getPeers(_ params: RPCParameters) async throws -> JSONValue {
+    let download = try find(try params.requiredString(at: 0))
+    guard !download.state.isStopped else {
+      throw RPCError("No peer data is available for GID#\(download.id)")
+    }
+    return .array([])
   }
 
   func tellActive(_ params: RPCParameters) async throws -> JSONValue {

@@ -68,6 +68,9 @@ struct Aria2cConformanceTests {
     _ = await compare("getGlobalStat", "aria2.getGlobalStat", [], [])
     _ = await compare("getFiles", "aria2.getFiles", [gids.haul], [gids.aria2])
     _ = await compare("getUris", "aria2.getUris", [waiting.haul], [waiting.aria2])
+    _ = await compare("getPeers waiting", "aria2.getPeers", [waiting.haul], [waiting.aria2])
+    _ = await compare("getPeers complete", "aria2.getPeers", [gids.haul], [gids.aria2])
+    _ = await compare("getPeers unknown gid", "aria2.getPeers", ["0000000000000001"], ["0000000000000001"])
     _ = await compare(
       "changePosition", "aria2.changePosition", [waiting.haul, 0, "POS_SET"], [waiting.aria2, 0, "POS_SET"])
     _ = await compare(

@@ -184,4 +184,32 @@ import Testing
     #expect(multicall.array?.dropFirst().first == ["code": 1, "message": "Unauthorized"])
     #expect(multicall.array?.last?["message"] == "No such method: aria2.nope")
   }
+
+  /// aria2c's answers for an HTTP download: no peers while it is active or waiting, its error
+  /// once it has stopped or for a gid it does not know (AriaNg asks for every download shown).
+  @Test func getPeersAnswersAsAria2DoesForHTTP() async throws {
+    let harness = try Harness()
+    let active = try await harness.add(
+      "/a", size: 1 << 20, seed: 9, options: ["timeout": "600"], faults: TestFaults(stallAfterBytes: 100_000))
+    let paused = try await harness.add("/p", size: 1_000, seed: 10, options: ["pause": "true"])
+    let done = try await harness.add("/d", size: 1_000, seed: 11)
+    _ = try await harness.waitFor(active, status: "active")
+    _ = try await harness.waitFor(done, status: "complete")
+    let activePeers = try await harness.call("aria2.getPeers", [active])
+    let pausedPeers = try await harness.call("aria2.getPeers", [paused])
+    let listed = try await harness.call("system.listMethods", [], token: false)
+    await #expect(throws: RPCError("No peer data is available for GID#\(done.string ?? "")")) {
+      try await harness.call("aria2.getPeers", [done])
+    }
+    await #expect(throws: RPCError("GID 0000000000000001 is not found")) {
+      try await harness.call("aria2.getPeers", ["0000000000000001"])
+    }
+    await #expect(throws: RPCError("The parameter at 0 is required but missing.")) {
+      try await harness.call("aria2.getPeers", [])
+    }
+    await harness.close()
+    #expect(activePeers == [])
+    #expect(pausedPeers == [])
+    #expect(listed.array?.contains("aria2.getPeers") == true)
+  }
 }
