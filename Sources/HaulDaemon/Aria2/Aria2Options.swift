@@ -64,8 +64,8 @@ struct Aria2Options: Sendable, Equatable {
     switch name {
     case "dir": directory = try Self.nonEmpty(text, name)
     case "out": output = try Self.fileName(text, name)
-    case "split": split = try Self.count(text, name)
-    case "max-connection-per-server": connectionsPerServer = try Self.count(text, name)
+    case "split": split = try Self.connections(text, name)
+    case "max-connection-per-server": connectionsPerServer = try Self.connections(text, name)
     case "max-download-limit": downloadLimit = try Self.rate(text, name)
     case "checksum":
       do throws(HaulError) {
@@ -213,6 +213,18 @@ struct Aria2Options: Sendable, Equatable {
       )
     }
     return text
+  }
+
+  /// `split` and `max-connection-per-server`: 1 to 64. Past the limit the message says what it
+  /// is and why (aria2 takes any `split`; a client that sends 128 must learn what to send).
+  private static func connections(_ text: String, _ name: String) throws(RPCError) -> Int {
+    if let count = Int(text), count > 64 {
+      throw RPCError(
+        "We encountered a problem while processing the option '--\(name)': haul opens at most 64 "
+          + "connections to one file (asked for \(count)): more do not make a download faster, they "
+          + "only load the server, and many servers refuse or block a client that opens that many")
+    }
+    return try count(text, name)
   }
 
   private static func count(_ text: String, _ name: String, maximum: Int = 64) throws(RPCError) -> Int {

@@ -48,6 +48,18 @@ import Testing
     #expect(throws: RPCError.self) { try Aria2Options.parse(JSONObject([(name, value)])) }
   }
 
+  /// More than 64 connections: the message names the limit and the reason, after aria2's words.
+  @Test(arguments: ["split", "max-connection-per-server"])
+  func tooManyConnectionsSayWhatTheLimitIs(name: String) {
+    let expected = RPCError(
+      "We encountered a problem while processing the option '--\(name)': haul opens at most 64 "
+        + "connections to one file (asked for 65): more do not make a download faster, they only "
+        + "load the server, and many servers refuse or block a client that opens that many")
+    #expect(throws: expected) { try Aria2Options.parse(JSONObject([(name, JSONValue.string("65"))])) }
+    #expect(throws: expected) { try Aria2Options.parse(JSONObject([(name, JSONValue.integer(65))])) }
+    #expect((try? Aria2Options.parse(JSONObject([(name, JSONValue.string("64"))]))) != nil)
+  }
+
   @Test func headersWithoutAColonAreRefused() throws {
     var download = DownloadOptions()
     #expect(throws: RPCError.self) { try Aria2Options.parse(["header": "nocolon"]).apply(to: &download) }
