@@ -17,7 +17,7 @@ enum ListCommand {
       Lists the catalog's downloads in queue order: id, state, how much is done, size, speed and
       name, fitted to the terminal. Needs no network, and works while haul run, haul ui or the
       daemon has the catalog open (running downloads show what it last recorded, a few times a
-      second). --json prints one object per line: id, state, bytes, total, fraction,
+      second, and the speed it measures now; without it, no speed). --json prints one object per line: id, state, bytes, total, fraction,
       bytes_per_second, file, url, error, error_category, hint, queue_index, needs_credentials,
       sha256, added_at, finished_at.
       """,
@@ -46,15 +46,17 @@ enum ListCommand {
       return ManagerCommand.failure(error, "ls", sink: sink)
     }
     let table = ListTable(width: width)
+    // The catalog keeps no speed: the owner, if one runs, tells its running downloads'.
+    let speeds = await LiveSpeeds.fetch(location)
     var output = BufferedOutput(sink: sink)
     var count = 0
     do throws(HaulError) {
       try DownloadManager.read(catalog: URL(fileURLWithPath: location.path)) { download in
         if json {
-          output.append(ListTable.json(download) + "\n")
+          output.append(ListTable.json(download, speed: speeds[download.id]) + "\n")
         } else {
           if count == 0 { output.append(table.header + "\n") }
-          output.append(table.row(download) + "\n")
+          output.append(table.row(download, speed: speeds[download.id]) + "\n")
         }
         count += 1
       }

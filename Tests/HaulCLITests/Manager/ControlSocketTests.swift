@@ -101,6 +101,32 @@ struct ControlSocketTests {
       try await fixture.download(id)?["state"] == "queued", "stopped, not paused: the next run continues it")
   }
 
+  /// The catalog records no speed: while a process owns it, `haul ls` shows the speeds that
+  /// process measures; without one (killed), `-`.
+  @Test func lsShowsTheOwnersLiveSpeeds() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 3_000_000, on: server, bytesPerSecond: 50_000, seed: 94)
+    let fixture = try CatalogFixture()
+    let id = try #require(try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url)).first)
+    let runner = try await startRunner(fixture, server)
+    try await CatalogFixture.waitUntil("ls --json shows a speed", seconds: 30) {
+      Double(try await fixture.download(id)?["bytes_per_second"] ?? "") ?? 0 > 0
+    }
+    let table = try await fixture.run("ls")
+    let row = table.stdout.split(separator: "\n").first { $0.hasPrefix(id) }.map(String.init) ?? ""
+    runner.signal(SIGKILL)
+    _ = await runner.wait()
+    let orphaned = try await fixture.run("ls")
+    let stale = orphaned.stdout.split(separator: "\n").first { $0.hasPrefix(id) }.map(String.init) ?? ""
+    let listed = try await fixture.download(id)
+    #expect(table.status == 0, "\(table)")
+    #expect(row.contains("active") && row.contains("B/s"), "\(table.stdout)")
+    // Killed: no process measures a speed (and a catalog no process owns lists none active).
+    #expect(!stale.contains("B/s"), "\(orphaned.stdout)")
+    #expect(stale.split(separator: " ", omittingEmptySubsequences: true).dropLast().last == "-", "\(stale)")
+    #expect(listed?["bytes_per_second"] == "0", "\(String(describing: listed))")
+  }
+
   @Test func aStaleSocketIsReplacedAndAPlantedFileRefused() async throws {
     let server = try TestServer()
     let files = ServedFile.serve(1, size: 3_000_000, on: server, bytesPerSecond: 20_000, seed: 91)
