@@ -2,7 +2,7 @@ import Haul
 
 /// The `haul` command's exit statuses.
 ///
-/// 0 ok · 1 generic · 2 usage · 3 file I/O · 4 network · 5 TLS · 6 authentication ·
+/// 0 ok · 1 generic (also a state conflict: `haul pause` of a complete download) · 2 usage · 3 file I/O · 4 network · 5 TLS · 6 authentication ·
 /// 7 protocol · 8 server error · 9 checksum (or a finished file changed) · 10 the catalog's
 /// owner did not answer · 130 interrupted.
 enum ExitStatus {
@@ -34,7 +34,7 @@ enum ExitStatus {
   /// Lines for the exit-status section of `--help`.
   static let table: [(code: Int32, meaning: String)] = [
     (0, "the file is complete"),
-    (1, "some other error"),
+    (1, "some other error, or a download whose state refuses it (pausing a complete one)"),
     (2, "bad command line or options"),
     (3, "a local file could not be read or written"),
     (4, "network error (gave up retrying)"),

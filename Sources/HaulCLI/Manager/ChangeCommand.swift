@@ -88,14 +88,25 @@ enum ChangeCommand {
     } catch {
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
     }
+    let resolved: (ids: [DownloadID], names: [DownloadID: String])?
     do throws(HaulError) {
-      let resolved = all ? nil : try access.resolve(given)
-      let ids = resolved?.ids
-      let names = resolved?.names ?? [:]
-      switch verb {
-      case .pause: try await access.pause(ids)
-      case .resume: try await access.resume(ids)
-      case .remove: try await access.remove(ids ?? [], deletingFiles: deleteFiles)
+      resolved = all ? nil : try access.resolve(given)
+    } catch {
+      // An id that names no download is a bad argument: a usage error (2).
+      await access.close()
+      return ManagerCommand.failure(error, verb.rawValue, sink: sink)
+    }
+    let ids = resolved?.ids
+    let names = resolved?.names ?? [:]
+    do throws(HaulError) {
+      do throws(HaulError) {
+        switch verb {
+        case .pause: try await access.pause(ids)
+        case .resume: try await access.resume(ids)
+        case .remove: try await access.remove(ids ?? [], deletingFiles: deleteFiles)
+        }
+      } catch {
+        throw Self.stateConflict(error)
       }
       await access.close()
       if !quiet {
@@ -111,5 +122,15 @@ enum ChangeCommand {
       await access.close()
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
     }
+  }
+
+  /// The manager refuses a download in the wrong state (pausing a complete one, resuming a
+  /// complete one whose file is there) as `.invalidInput`, but the command line was right: it
+  /// is the download's state that conflicts, so it exits 1 (some other error), as another haul
+  /// holding the same file does, and without "Try 'haul pause --help'". The ids are resolved
+  /// by then, so every `.invalidInput` here is such a refusal.
+  static func stateConflict(_ error: HaulError) -> HaulError {
+    guard error.category == .invalidInput else { return error }
+    return HaulError(.generic, error.message, hint: error.hint, underlying: error)
   }
 }

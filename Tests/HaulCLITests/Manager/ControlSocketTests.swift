@@ -189,9 +189,10 @@ struct ControlSocketTests {
     #expect(resumed.status == 0, "\(resumed)")
     #expect(["queued", "active"].contains(try await fixture.download(first)?["state"] ?? ""))
 
-    // A refusal comes back as the runner's error, with its exit status.
+    // A refusal comes back as the runner's error, with its exit status: a state conflict, 1.
     let finished = try await fixture.run("pause", [fastID])
-    #expect(finished.status != 0 && finished.stderr.contains("haul: "), "\(finished)")
+    #expect(finished.status == 1 && finished.stderr.contains("haul: "), "\(finished)")
+    #expect(finished.stderr.contains("is complete") && !finished.stderr.contains("--help"), "\(finished)")
 
     // rm --delete-files, then pause --all.
     try await CatalogFixture.waitUntil("the second download has a partial file") {

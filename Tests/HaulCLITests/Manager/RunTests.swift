@@ -111,6 +111,27 @@ struct RunTests {
     expectBytes(fixture.contents("out/later.bin"), equal: body)
   }
 
+  /// A download whose state refuses the change is no usage error (2): pause and resume of a
+  /// complete one exit 1 and say why, without pointing at --help; an unknown id stays 2.
+  @Test func aStateConflictExitsOneAndAnUnknownIdTwo() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 10_000, on: server, seed: 88)
+    let fixture = try CatalogFixture()
+    let id = try #require(try await fixture.add(["-d", "out", files[0].url]).first)
+    #expect(try await fixture.run("run").status == 0)
+    for verb in ["pause", "resume"] {
+      let refused = try await fixture.run(verb, [id])
+      #expect(refused.status == 1, "\(verb): \(refused)")
+      #expect(refused.stderr.contains("download \(id) is complete"), "\(verb): \(refused)")
+      #expect(!refused.stderr.contains("--help"), "\(verb): \(refused)")
+    }
+    for verb in ["pause", "resume", "rm"] {
+      let unknown = try await fixture.run(verb, ["0000000000000000"])
+      #expect(unknown.status == 2, "\(verb): \(unknown)")
+    }
+    #expect(try await fixture.download(id)?["state"] == "complete")
+  }
+
   @Test func quietShowsAFailureButNoClosingCount() async throws {
     let server = try TestServer()
     let fixture = try CatalogFixture()
