@@ -85,15 +85,15 @@ struct RunDisplay: Sendable {
 
   /// The closing count, and the exit status: 130 when interrupted, else that of the first
   /// download that failed in the order they started, else 0. A download stopped by the end of
-  /// the run counts as stopped; paused and cancelled ones are not counted. The count is not
-  /// shown under -q, nor when nothing was counted.
+  /// the run counts as stopped; paused and cancelled ones are not counted. Under -q the count
+  /// is shown only when something failed (as `haul URL… -q`), and never when nothing was counted.
   mutating func finish(interrupted: Bool) -> Int32 {
     let counted = statuses.indices.filter { !left.contains($0) }.map {
       statuses[$0] ?? ExitStatus.interrupted
     }
-    // No closing count under -q (each failure had its line, the status says the rest), nor
-    // after a run that had nothing to do (it said so once).
-    if !json, reporter.style != .quiet, !counted.isEmpty {
+    // The reporter decides what -q shows (the count only after a failure), so that haul run and
+    // the batch command agree; a run that had nothing to do said so once and counts nothing.
+    if !json, !counted.isEmpty {
       reporter.finish(statuses: counted, interrupted: interrupted)
     }
     return BatchDownload.exitStatus(counted, interrupted: interrupted)

@@ -132,14 +132,20 @@ struct RunTests {
     #expect(try await fixture.download(id)?["state"] == "complete")
   }
 
-  @Test func quietShowsAFailureButNoClosingCount() async throws {
+  /// Under -q, as with `haul URL… -q` (curl's -sS): nothing when everything went well; when
+  /// something failed, its line and the closing count.
+  @Test func quietShowsTheClosingCountOnlyWhenSomethingFailed() async throws {
     let server = try TestServer()
+    let files = ServedFile.serve(1, size: 10_000, on: server, seed: 87)
     let fixture = try CatalogFixture()
+    _ = try await fixture.add(["-d", "out", files[0].url])
+    let clean = try await fixture.run("run", ["-q"])
+    #expect(clean.status == 0 && clean.stderr.isEmpty, "\(clean)")
     _ = try await fixture.add(["-d", "out", server.url("/missing.bin")])
     let quiet = try await fixture.run("run", ["-q"])
     #expect(quiet.status == 8, "\(quiet)")
     #expect(quiet.stderr.contains("missing.bin"), "the failure is shown: \(quiet)")
-    #expect(!quiet.stderr.contains("URL:") && !quiet.stderr.contains("URLs:"), "\(quiet)")
+    #expect(quiet.stderr.contains("haul: 1 URL: 0 done, 1 failed\n"), "the closing count: \(quiet)")
   }
 
   /// A finished file deleted behind the manager's back is listed as failed: --all fetches it
