@@ -2,11 +2,14 @@ import Haul
 
 /// The `haul` command's exit statuses.
 ///
-/// 0 ok · 1 generic (also a state conflict: `haul pause` of a complete download) · 2 usage · 3 file I/O · 4 network · 5 TLS · 6 authentication ·
-/// 7 protocol · 8 server error · 9 checksum (or a finished file changed) · 10 the catalog's
-/// owner did not answer · 130 interrupted.
+/// 0 ok · 1 generic (also a state conflict: `haul pause` of a complete download) · 2 usage ·
+/// 3 file I/O · 4 network · 5 TLS · 6 authentication · 7 protocol · 8 server error ·
+/// 9 checksum (or a finished file changed) · 10 the catalog's owner did not answer ·
+/// 130 interrupted.
 enum ExitStatus {
   static let success: Int32 = 0
+  /// Some other error; also a download (or fleet job) whose state refuses the change asked.
+  static let generic: Int32 = 1
   static let usage: Int32 = 2
   /// A subcommand gave up on the process that owns the catalog (stopped, say): the request may
   /// still be carried out, so a script must not take it for an ordinary failure.

@@ -97,12 +97,16 @@ enum QueueCommands {
       let resolver = try given.map { (given) throws(HaulError) in try IDResolver(given) }
       let fleet = try await open(queue)
       var ids: [String]?
+      var states: [String: FleetJob.State] = [:]
       if let resolver {
         var matcher = IDResolver.Matcher(resolver)
         var after: String?
         while true {
           let page = try await fleet.jobs(limit: 10_000, after: after)
-          for job in page { matcher.feed(job.id) }
+          for job in page {
+            matcher.feed(job.id)
+            states[job.id] = job.state
+          }
           guard page.count == 10_000, let last = page.last else { break }
           after = last.id
         }
@@ -115,17 +119,37 @@ enum QueueCommands {
       case .remove: changed = try await fleet.remove(ids ?? [])
       }
       await fleet.close()
+      let unchanged = (ids ?? []).filter { !changed.contains($0) }
+      let conflicts = unchanged.compactMap { id in states[id].flatMap { conflict(verb, id, $0) } }
       if !quiet {
         sink.stderr(changed.map { "haul: \(verb.past) \($0)\n" }.joined())
-        let unchanged = (ids ?? []).filter { !changed.contains($0) }
-        for id in unchanged {
+        for id in unchanged where !conflicts.contains(where: { $0.id == id }) {
           sink.stderr(
             "haul: \(id) was left as it is (nothing to \(verb == .remove ? "remove" : verb.rawValue))\n")
         }
       }
-      return ExitStatus.success
+      // As for the catalog's downloads: a job whose state refuses the change exits 1.
+      sink.stderr(conflicts.map { "haul: " + $0.line + "\n" }.joined())
+      return conflicts.isEmpty ? ExitStatus.success : ExitStatus.generic
     } catch {
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
+    }
+  }
+
+  /// Why `verb` does not apply to a job in `state`, if it does not: a finished or removed job
+  /// has nothing to pause or resume (a paused one paused again, or a removed one removed
+  /// again, is already as asked).
+  static func conflict(
+    _ verb: ChangeCommand.Verb, _ id: String, _ state: FleetJob.State
+  ) -> (id: String, line: String)? {
+    switch (verb, state) {
+    case (.pause, .complete), (.pause, .failed), (.pause, .removed), (.resume, .complete),
+      (.resume, .removed):
+      return (id, "job \(id) is \(state.rawValue): there is nothing to \(verb.rawValue)")
+    case (.resume, .failed):
+      return (id, "job \(id) failed: resume continues paused jobs; 'haul queue retry \(id)' queues it again")
+    default:
+      return nil
     }
   }
 

@@ -243,6 +243,38 @@ struct FleetEndToEndTests {
     #expect(nginx.requests().isEmpty)
   }
 
+  /// A job whose state refuses the change exits 1, as a catalog download does; one already as
+  /// asked (paused again) is no failure.
+  @Test func aStateConflictExitsOne() async throws {
+    let nginx = try await FleetNginx.start(bytesPerSecond: 100_000)
+    let url = try TemporaryPostgres.shared().createDatabase()
+    let binary = try #require(
+      BinaryTests.binary, "the haul executable was not found; build it or set HAUL_BINARY")
+    func haul(_ arguments: String...) async throws -> ProcessOutcome {
+      try await ChildProcess.start(binary, arguments + ["--queue", url]).wait()
+    }
+    let paused = try await haul("add", "--paused", nginx.url("a.bin"))
+    let pausedID = try #require(paused.stdout.split(separator: "\n").first.map(String.init), "\(paused)")
+    let again = try await haul("pause", pausedID)
+    #expect(again.status == 0, "\(again)")
+    #expect(again.stderr.contains("was left as it is"))
+    // A 404 fails the job at once.
+    let missing = try await haul("add", nginx.url("missing.bin"))
+    let failedID = try #require(missing.stdout.split(separator: "\n").first.map(String.init), "\(missing)")
+    let directory = try TemporaryDirectory()
+    let worker = try startWorker(
+      "w", queue: url, directory: directory.url, jobs: 1, extra: ["--exit-when-idle"])
+    _ = await worker.wait()
+    await nginx.stop()
+    let pause = try await haul("pause", failedID)
+    #expect(pause.status == 1, "\(pause)")
+    #expect(pause.stderr.contains("job \(failedID) is failed: there is nothing to pause"))
+    #expect(!pause.stderr.contains("--help"))
+    let resume = try await haul("resume", failedID)
+    #expect(resume.status == 1, "\(resume)")
+    #expect(resume.stderr.contains("haul queue retry \(failedID)"))
+  }
+
   @Test func withoutLibpqTheWorkerSaysWhatToInstall() async throws {
     let binary = try #require(
       BinaryTests.binary, "the haul executable was not found; build it or set HAUL_BINARY")
