@@ -21,7 +21,9 @@ enum CatalogFile {
     case catalog
   }
 
-  static func inspect(_ path: String) throws(HaulError) -> Inspection {
+  /// `latest`: the newest schema version this Haul knows; a header that names a newer one is
+  /// refused here, before anything is opened or created beside the file.
+  static func inspect(_ path: String, latest: Int) throws(HaulError) -> Inspection {
     for sidecar in [path + "-wal", path + "-shm", path + "-journal"] {
       do {
         _ = try SafeFile.check(sidecar)
@@ -43,7 +45,7 @@ enum CatalogFile {
       throw HaulError(
         .fileSystem, "cannot read the catalog \(path)", underlying: SystemError("pread", errno: errno))
     }
-    return try check(header: Array(header.prefix(count)), path: path)
+    return try check(header: Array(header.prefix(count)), path: path, latest: latest)
   }
 
   private static func openIfThere(_ path: String) throws(HaulError) -> SafeFile? {
@@ -56,7 +58,7 @@ enum CatalogFile {
   }
 
   /// Refuses anything but a Haul catalog's first 100 bytes.
-  static func check(header: [UInt8], path: String) throws(HaulError) -> Inspection {
+  static func check(header: [UInt8], path: String, latest: Int = .max) throws(HaulError) -> Inspection {
     let notOurs = "Haul leaves it as it is; choose another catalog file, or move this one away"
     guard header.count == 100 else {
       throw HaulError(
@@ -74,6 +76,13 @@ enum CatalogFile {
         .fileSystem,
         "\(path) is an SQLite database of another program (application_id 0x\(hex)), not a Haul catalog",
         hint: notOurs)
+    }
+    let version = header[60..<64].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    guard Int(version) <= latest else {
+      throw HaulError(
+        .fileSystem,
+        "the catalog \(path) was written by a newer Haul (schema version \(version); this one knows up to \(latest))",
+        hint: "use the newer haul with it, or choose another catalog file")
     }
     return .catalog
   }

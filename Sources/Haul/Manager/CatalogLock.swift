@@ -14,28 +14,56 @@ public struct CatalogInUse: Error, Sendable, Equatable {
 /// The one-owner rule of a catalog: an exclusive lock on `CATALOG.lock` (`FileLock`), which
 /// holds the owner's pid for the message a second opener gets. The lock belongs to the open
 /// file, so a second manager in the same process is refused too; the kernel drops it when the
-/// owner dies, however it dies. The lock file is never deleted (deleting it while another
-/// process waits to open it would let two owners in).
+/// owner dies, however it dies. A lock file is deleted only by the opener that made it, when
+/// the catalog is refused (`discardIfCreated`); an opener that locked that file meanwhile sees
+/// another file (or none) at the path afterwards, and locks again.
 final class CatalogLock: Sendable {
   let path: String
   private let lock: FileLock
+  /// Nothing was at `path` before this opener.
+  private let created: Bool
 
   init(catalog: String) throws(HaulError) {
     path = catalog + ".lock"
-    let acquired: FileLock?
-    do {
-      acquired = try FileLock.acquire(path, note: "\(getpid())\n")
-    } catch {
-      guard error.errno == ENOENT else { throw error.haulError }
-      let directory = DownloadPaths(target: catalog).directory
-      throw HaulError(
-        .fileSystem, "the directory \(directory) of the catalog does not exist", hint: "create it first")
+    var before = Self.identity(path)
+    created = before == nil
+    var attempts = 0
+    while true {
+      let acquired: FileLock?
+      do {
+        acquired = try FileLock.acquire(path, note: "\(getpid())\n")
+      } catch {
+        guard error.errno == ENOENT else { throw error.haulError }
+        let directory = DownloadPaths(target: catalog).directory
+        throw HaulError(
+          .fileSystem, "the directory \(directory) of the catalog does not exist", hint: "create it first")
+      }
+      guard let acquired else {
+        throw Self.busy(
+          catalog: catalog, holder: FileLock.note(at: path).flatMap { Int32($0.trimmingWhitespace()) })
+      }
+      // The same file at the path before and after: the one locked (a deleted file never comes back).
+      let after = Self.identity(path)
+      attempts += 1
+      if (before != nil && before == after) || attempts == 5 {
+        lock = acquired
+        break
+      }
+      before = after
     }
-    guard let acquired else {
-      throw Self.busy(
-        catalog: catalog, holder: FileLock.note(at: path).flatMap { Int32($0.trimmingWhitespace()) })
-    }
-    lock = acquired
+  }
+
+  /// The device and inode of the file at `path`, if any.
+  private static func identity(_ path: String) -> [UInt64]? {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return nil }
+    return [UInt64(info.st_dev), UInt64(info.st_ino)]
+  }
+
+  /// Deletes the lock file if this opener made it (its catalog was refused), while still holding it.
+  func discardIfCreated() {
+    guard created else { return }
+    _ = unlink(path)
   }
 
   /// Whether the process that last took the lock of `catalog` is alive (by its pid; a pid

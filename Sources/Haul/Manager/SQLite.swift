@@ -1,14 +1,19 @@
 import CSQLite
 
-/// A failed SQLite call: the extended result code and SQLite's own message.
+/// A failed SQLite call: the extended result code, SQLite's own message, and the errno of the
+/// system call that failed (0 when none did or SQLite did not keep it).
 struct SQLiteError: Error, Sendable, CustomStringConvertible {
   let code: Int32
   let message: String
+  var systemErrno: Int32 = 0
 
   /// The primary result code (SQLITE_FULL, SQLITE_CORRUPT …).
   var primary: Int32 { code & 0xFF }
 
-  var description: String { "\(message) (SQLite error \(code))" }
+  var description: String {
+    systemErrno == 0
+      ? "\(message) (SQLite error \(code))" : "\(message) (SQLite error \(code), errno \(systemErrno))"
+  }
 }
 
 /// One SQLite connection. Not thread-safe: its owner uses it from one thread at a time
@@ -23,8 +28,9 @@ final class SQLiteConnection {
     guard status == SQLITE_OK, let handle else {
       let message =
         handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
+      let systemErrno = handle.map { sqlite3_system_errno($0) } ?? 0
       sqlite3_close_v2(handle)
-      throw SQLiteError(code: status, message: message)
+      throw SQLiteError(code: status, message: message, systemErrno: systemErrno)
     }
     db = handle
   }
@@ -32,7 +38,8 @@ final class SQLiteConnection {
   deinit { sqlite3_close_v2(db) }
 
   private func error(_ status: Int32) -> SQLiteError {
-    SQLiteError(code: status, message: String(cString: sqlite3_errmsg(db)))
+    SQLiteError(
+      code: status, message: String(cString: sqlite3_errmsg(db)), systemErrno: sqlite3_system_errno(db))
   }
 
   /// Runs one or more statements that return no rows.

@@ -66,18 +66,29 @@ final class SQLiteCatalog: DownloadCatalog {
   /// `migrations`: tests use other steps to exercise the migration path.
   init(path: String, migrations: [CatalogMigration]) throws(HaulError) {
     self.path = path
-    lock = try CatalogLock(catalog: path)
-    if try CatalogFile.inspect(path) == .missing {
-      try CatalogFile.create(path, migrations: migrations)
-      _ = try CatalogFile.inspect(path)
+    let latest = migrations.last?.version ?? 0
+    // A file refused by its first bytes gets no lock file beside it.
+    _ = try CatalogFile.inspect(path, latest: latest)
+    let lock = try CatalogLock(catalog: path)
+    do throws(HaulError) {
+      if try CatalogFile.inspect(path, latest: latest) == .missing {
+        try CatalogFile.create(path, migrations: migrations)
+        _ = try CatalogFile.inspect(path, latest: latest)
+      }
+      connection = try Self.open(path, migrations: migrations)
+    } catch {
+      lock.discardIfCreated()
+      throw error
     }
-    connection = try Self.open(path, migrations: migrations)
+    self.lock = lock
     owner = "pid \(getpid())"
     do {
       // Only one process opens the file, so every claim left in it belongs to one that is gone.
       try connection.transaction { () throws(SQLiteError) in
         try connection.execute("UPDATE downloads SET claimed_by = NULL WHERE claimed_by IS NOT NULL")
       }
+    } catch  where Self.isDiskFull(error, path: path) {
+      // Left for the next open: a full disk must not keep `remove` from freeing space.
     } catch {
       throw Self.haulError(error, "open the catalog", path)
     }
@@ -88,6 +99,19 @@ final class SQLiteCatalog: DownloadCatalog {
   private static func open(_ path: String, migrations: [CatalogMigration]) throws(HaulError)
     -> SQLiteConnection
   {
+    do throws(HaulError) {
+      return try open(path, migrations: migrations, exclusive: false)
+    } catch  where isDiskFull(error, path: path) {
+      // No room for the shared-memory file (-shm): exclusive locking keeps that index in this
+      // process's memory, so the catalog can still be opened (and `remove` free space). Readers
+      // wait while it is open; only short-lived commands meet a full disk at open.
+      return try open(path, migrations: migrations, exclusive: true)
+    }
+  }
+
+  private static func open(_ path: String, migrations: [CatalogMigration], exclusive: Bool) throws(HaulError)
+    -> SQLiteConnection
+  {
     let sidecars = [path + "-wal", path + "-shm"]
     let existed = sidecars.map(FileIO.exists)
     do {
@@ -96,6 +120,7 @@ final class SQLiteCatalog: DownloadCatalog {
       // The previous holder's connection may still be checkpointing as it closes (its lock goes
       // first): wait for it rather than fail with "database is locked".
       try connection.execute("PRAGMA busy_timeout = 10000")
+      if exclusive { try connection.execute("PRAGMA locking_mode = EXCLUSIVE") }
       do {
         try validate(connection, path: path, migrations: migrations)
         return connection
@@ -186,18 +211,26 @@ final class SQLiteCatalog: DownloadCatalog {
 
   /// Reads every record of the catalog at `path`, in queue order, without opening it for
   /// changes: no lock, nothing written (WAL lets a reader see the last commit while another
-  /// process owns the file), one row in memory at a time.
+  /// process owns the file), one row in memory at a time. On a read-only file system (or a
+  /// directory this user cannot write) it opens the file as immutable, creating no side file,
+  /// and so on a full disk when the log is empty (no room for the shared-memory file).
   /// - Returns: false when no catalog is there.
   static func read(path: String, each body: (DownloadRecord) -> Void) throws(HaulError) -> Bool {
-    guard try CatalogFile.inspect(path) == .catalog else { return false }
+    let latest = migrations.last?.version ?? 0
+    guard try CatalogFile.inspect(path, latest: latest) == .catalog else { return false }
     do {
-      let connection = try SQLiteConnection(
-        path: path, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
-      try harden(connection)
-      // An owner that closes checkpoints and removes the WAL under an exclusive lock: wait for it
-      // rather than fail with "database is locked".
-      try connection.execute("PRAGMA busy_timeout = 10000")
-      let latest = migrations.last?.version ?? 0
+      let connection: SQLiteConnection
+      let sidecars = [path + "-wal", path + "-shm"]
+      let existed = sidecars.map(FileIO.exists)
+      do {
+        connection = try reader(path, immutable: !canCreateSidecars(path))
+      } catch  where isDiskFull(error, path: path) && walSize(path) == 0 {
+        // No room for the -shm (and one this attempt could not grow is of no use to anyone).
+        // With an empty log the file alone holds every commit, and a writer on this full disk
+        // has no room to add any.
+        removeCreated(sidecars, existed: existed)
+        connection = try reader(path, immutable: true)
+      }
       let version = try identity(connection, path: path, latest: latest)
       guard version == latest else {
         throw HaulError(
@@ -211,6 +244,51 @@ final class SQLiteCatalog: DownloadCatalog {
     } catch {
       throw haulError(error, "read the catalog", path)
     }
+  }
+
+  /// Whether to read as SQLite usually does (making the -wal and -shm files when missing): the
+  /// directory is writable, or the log holds commits (then its -shm must be there). Else nobody
+  /// can change the catalog, and an empty or missing log means the file holds every commit.
+  private static func canCreateSidecars(_ path: String) -> Bool {
+    walSize(path) > 0 || access(DownloadPaths(target: path).directory, W_OK) == 0
+  }
+
+  /// The size of the catalog's log; 0 when there is none.
+  private static func walSize(_ path: String) -> Int64 {
+    var info = stat()
+    return lstat(path + "-wal", &info) == 0 ? Int64(info.st_size) : 0
+  }
+
+  /// A read-only connection whose first read has been made (so that a full disk shows here).
+  /// `immutable`: the file alone, no locks, no side files (only where nobody can write it).
+  private static func reader(_ path: String, immutable: Bool) throws -> SQLiteConnection {
+    let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX
+    let connection =
+      immutable
+      ? try SQLiteConnection(path: uri(path) + "?immutable=1", flags: flags | SQLITE_OPEN_URI)
+      : try SQLiteConnection(path: path, flags: flags)
+    try harden(connection)
+    // An owner that closes checkpoints and removes the WAL under an exclusive lock: wait for it
+    // rather than fail with "database is locked".
+    try connection.execute("PRAGMA busy_timeout = 10000")
+    _ = try connection.integer("PRAGMA schema_version")
+    return connection
+  }
+
+  /// `path` as an SQLite URI: every byte but unreserved ones and `/` percent-encoded.
+  private static func uri(_ path: String) -> String {
+    var uri = "file:"
+    for byte in path.utf8 {
+      switch byte {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+        UInt8(ascii: "~"), UInt8(ascii: "/"):
+        uri.unicodeScalars.append(Unicode.Scalar(byte))
+      default:
+        uri += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+      }
+    }
+    return uri
   }
 
   // MARK: - The five verbs
@@ -366,13 +444,43 @@ final class SQLiteCatalog: DownloadCatalog {
 
   // MARK: - Errors
 
+  /// Whether `error` (an `SQLiteError`, or a `HaulError` made of one) means no room is left on
+  /// the catalog's disk: SQLITE_FULL, or an I/O error from ENOSPC or EDQUOT. SQLite does not
+  /// keep errno for every call (growing the -shm file leaves a stale one), so any I/O error
+  /// counts when the file system has less free than the 32 KiB that file needs, and some.
+  static func isDiskFull(_ error: any Error, path: String) -> Bool {
+    let error = (error as? HaulError)?.underlying ?? error
+    if error is CatalogDiskFull { return true }
+    guard let error = error as? SQLiteError else { return false }
+    if error.primary == SQLITE_FULL { return true }
+    guard error.primary == SQLITE_IOERR else { return false }
+    if error.systemErrno == ENOSPC || error.systemErrno == EDQUOT { return true }
+    return (freeBytes(DownloadPaths(target: path).directory) ?? .max) < 64 << 10
+  }
+
+  /// Bytes an unprivileged user may still write on the file system of `directory`.
+  static func freeBytes(_ directory: String) -> UInt64? {
+    var info = statvfs()
+    guard statvfs(directory, &info) == 0 else { return nil }
+    return UInt64(info.f_bavail) * UInt64(info.f_frsize)
+  }
+
+  static func diskFull(_ action: String, _ path: String, underlying: (any Error & Sendable)?) -> HaulError {
+    let directory = DownloadPaths(target: path).directory
+    return HaulError(
+      .fileSystem, "cannot \(action): the disk holding the catalog \(path) is full",
+      hint: "free some space on the file system of \(directory) (df shows it) and try again; "
+        + "nothing saved before is lost",
+      underlying: CatalogDiskFull(path: path, cause: underlying))
+  }
+
   static func haulError(_ error: SQLiteError, _ action: String, _ path: String) -> HaulError {
-    switch error.primary {
-    case SQLITE_FULL:
+    if isDiskFull(error, path: path) { return diskFull(action, path, underlying: error) }
+    if error.systemErrno == EROFS {
       return HaulError(
-        .fileSystem, "cannot \(action): the disk holding \(path) is full",
-        hint: "free some space and try again",
-        underlying: error)
+        .fileSystem, "cannot \(action): \(path) is on a read-only file system", underlying: error)
+    }
+    switch error.primary {
     case SQLITE_CORRUPT, SQLITE_NOTADB:
       return HaulError(
         .fileSystem, "the catalog \(path) is corrupt: \(error.message)",
@@ -380,7 +488,8 @@ final class SQLiteCatalog: DownloadCatalog {
     case SQLITE_READONLY:
       return HaulError(.fileSystem, "cannot \(action): \(path) is read-only", underlying: error)
     case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_PERM:
-      return HaulError(.fileSystem, "cannot \(action) \(path): \(error.message)", underlying: error)
+      let cause = error.systemErrno == 0 ? "" : " (\(String(cString: strerror(error.systemErrno))))"
+      return HaulError(.fileSystem, "cannot \(action) \(path): \(error.message)\(cause)", underlying: error)
     default:
       return HaulError(.generic, "cannot \(action) \(path): \(error.message)", underlying: error)
     }
@@ -397,8 +506,8 @@ final class SQLiteCatalog: DownloadCatalog {
   static func fileError(_ code: Int32, _ action: String, _ path: String) -> HaulError {
     let cause = SystemError("open", errno: code)
     switch code {
-    case ENOSPC:
-      return HaulError(.fileSystem, "cannot \(action): the disk holding \(path) is full", underlying: cause)
+    case ENOSPC, EDQUOT:
+      return diskFull(action, path, underlying: cause)
     case EROFS:
       return HaulError(
         .fileSystem, "cannot \(action): \(path) is on a read-only file system", underlying: cause)
@@ -407,6 +516,15 @@ final class SQLiteCatalog: DownloadCatalog {
         .fileSystem, "cannot \(action) \(path): \(String(cString: strerror(code)))", underlying: cause)
     }
   }
+}
+
+/// The `underlying` of the error for a catalog whose disk is full, with the cause (an
+/// `SQLiteError` or `SystemError`), so that callers can tell that case without parsing text.
+struct CatalogDiskFull: Error, Sendable, CustomStringConvertible {
+  let path: String
+  let cause: (any Error & Sendable)?
+
+  var description: String { "no space left for \(path)" + (cause.map { ": \($0)" } ?? "") }
 }
 
 /// Options as JSON, each distinct value encoded once per transaction (10,000 downloads added

@@ -21,7 +21,9 @@ final class SmallDisk: Sendable {
     try Self.mount(["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", directory.url.path])
   }
 
-  func grow(to size: String) throws { try Self.mount(["-o", "remount,size=\(size)", directory.url.path]) }
+  func grow(to size: String) throws { try remount("size=\(size)") }
+
+  func remount(_ options: String) throws { try Self.mount(["-o", "remount," + options, directory.url.path]) }
 
   deinit {
     _ = try? Subprocess.capture("/bin/umount", ["-l", directory.url.path])

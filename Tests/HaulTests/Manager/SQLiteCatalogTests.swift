@@ -12,19 +12,23 @@ struct SQLiteCatalogTests {
     (0..<UInt64(count)).map { Queue.record(first + $0) }
   }
 
-  /// The files in `directory` and their bytes: what "left exactly as it was" compares.
+  /// The files in `directory` and their bytes: what "left exactly as it was" compares (a
+  /// refused catalog gets no lock file, log or shared-memory file beside it either).
   static func contents(_ directory: TemporaryDirectory) throws -> [String: Data] {
     var all: [String: Data] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
-    where !name.hasSuffix(".lock") {
+    for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
       all[name] = FileManager.default.contents(atPath: directory.file(name).path)
     }
     return all
   }
 
   /// Opening `path` fails with a file-system error whose message contains `words`, and
-  /// changes nothing in the directory.
-  static func expectRefused(_ directory: TemporaryDirectory, _ path: String, _ words: String) throws {
+  /// changes nothing in the directory; so does listing it, when `reading`.
+  static func expectRefused(
+    _ directory: TemporaryDirectory, _ path: String, _ words: String, reading: Bool = true
+  )
+    throws
+  {
     let before = try contents(directory)
     do {
       _ = try SQLiteCatalog(path: path)
@@ -33,6 +37,11 @@ struct SQLiteCatalogTests {
       #expect(error.category == .fileSystem, "\(error)")
       #expect(error.message.contains(words), "\(error.message)")
       #expect(error.hint?.isEmpty == false, "no hint: \(error)")
+    }
+    if reading {
+      #expect(throws: HaulError.self) {
+        try DownloadManager.read(catalog: URL(fileURLWithPath: path)) { _ in }
+      }
     }
     let after = try contents(directory)
     #expect(after.keys.sorted() == before.keys.sorted(), "files appeared or went: \(after.keys.sorted())")
@@ -196,7 +205,9 @@ struct SQLiteCatalogTests {
     try handle.seek(toOffset: 4096)
     try handle.write(contentsOf: Data(repeating: 0xA5, count: 4096))
     try handle.close()
-    try Self.expectRefused(directory, path, "corrupt")
+    // A lock file the refused opener makes goes again.
+    try FileManager.default.removeItem(atPath: path + ".lock")
+    try Self.expectRefused(directory, path, "corrupt", reading: false)
   }
 
   @Test func aCatalogFromANewerHaulIsLeftAlone() throws {
@@ -222,7 +233,8 @@ struct SQLiteCatalogTests {
       try raw.execute(
         "CREATE TRIGGER spy AFTER INSERT ON downloads BEGIN UPDATE downloads SET url = 'x'; END")
     }
-    try Self.expectRefused(directory, path, "changed outside Haul: it has spy")
+    try FileManager.default.removeItem(atPath: path + ".lock")
+    try Self.expectRefused(directory, path, "changed outside Haul: it has spy", reading: false)
   }
 
   @Test func aSymbolicLinkIsNotFollowed() throws {
