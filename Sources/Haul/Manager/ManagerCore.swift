@@ -82,6 +82,10 @@ actor ManagerCore {
 
   /// nil once closed.
   private var catalog: (any DownloadCatalog)?
+  /// Ends of runs the catalog could not save (its disk full): committed ahead of the next
+  /// change, and retried on their own until saved.
+  private var unsaved: [RecordChange] = []
+  private var retryScheduled = false
   nonisolated let shared: Locked<ManagerShared>
   nonisolated let hub = EventHub()
   nonisolated let overall: BandwidthLimit
@@ -131,8 +135,8 @@ actor ManagerCore {
         return try plan(shared)
       }
     }
-    let (transition, value) = try planned.get()
-    try catalog.commit(transition.changes)
+    var (transition, value) = try planned.get()
+    transition = try commit(transition, to: catalog)
     let actions = shared.withLock { shared in
       committed(&shared, value)
       return shared.machine.apply(transition)
@@ -148,6 +152,59 @@ actor ManagerCore {
     try perform(
       { (shared) throws(HaulError) in (try plan(shared), ()) }, committed: { shared, _ in committed(&shared) }
     )
+  }
+
+  /// Commits a command's changes (after any unsaved ones). When the catalog's disk is full, the
+  /// files the command deletes (downloads removed or cancelled with their files) are deleted
+  /// first, which frees the space, and the commit is tried once more. Only a full disk does
+  /// that: any other failure leaves the files, since deleting them would not let the record go.
+  private func commit(_ transition: Transition, to catalog: any DownloadCatalog) throws(HaulError)
+    -> Transition
+  {
+    do throws(HaulError) {
+      try save(transition.changes, to: catalog)
+      return transition
+    } catch  where error.underlying is CatalogDiskFull {
+      var rest = transition
+      rest.actions = transition.actions.filter { if case .deleteFiles = $0 { false } else { true } }
+      guard rest.actions.count < transition.actions.count else { throw error }
+      for case .deleteFiles(let files) in transition.actions { ManagerFiles.delete(files) }
+      do throws(HaulError) {
+        try save(transition.changes, to: catalog)
+      } catch {
+        // The records stay, holding nothing: an unfinished one 0 bytes, a complete one failed
+        // (its file deleted). Both true, and the message says why.
+        throw HaulError(
+          error.category, error.message + "; the downloads' files were deleted, but they stay listed",
+          hint: "free more space, then remove them again", underlying: error.underlying)
+      }
+      return rest
+    }
+  }
+
+  private func save(_ changes: [RecordChange], to catalog: any DownloadCatalog) throws(HaulError) {
+    try catalog.commit(unsaved + changes)
+    unsaved = []
+  }
+
+  /// Saves the ends of runs the catalog refused, every few seconds until it takes them.
+  private func saveUnsaved(after delay: Double) {
+    guard !unsaved.isEmpty, !retryScheduled else { return }
+    retryScheduled = true
+    Task.detached { [self] in
+      try? await Task.sleep(for: .seconds(delay))
+      await retryUnsaved(delay)
+    }
+  }
+
+  private func retryUnsaved(_ delay: Double) {
+    retryScheduled = false
+    guard let catalog, !unsaved.isEmpty else { return }
+    do throws(HaulError) {
+      try save([], to: catalog)
+    } catch {
+      saveUnsaved(after: min(delay * 2, 30))
+    }
   }
 
   func setLimit(_ limit: Int) {
@@ -275,10 +332,16 @@ actor ManagerCore {
       progress.totalBytes = saved?.totalBytes ?? progress.totalBytes
     }
     let transition = shared.withLock { $0.machine.runEnded(id, outcome, progress: progress, now: now) }
-    // The run is over whether or not this is saved: a failure (disk full) leaves the catalog's
-    // row as it was, which the next launch treats as an interrupted run, and the engine's own
-    // files tell it the truth.
-    try? catalog?.commit(transition.changes)
+    // The run is over whether or not this is saved. What the catalog refuses (its disk full) is
+    // kept and saved later, so that a failure is not listed as active, then queued.
+    if let catalog {
+      do throws(HaulError) {
+        try save(transition.changes, to: catalog)
+      } catch {
+        unsaved += transition.changes
+        saveUnsaved(after: 1)
+      }
+    }
     return shared.withLock { $0.machine.apply(transition) }
   }
 
@@ -370,6 +433,7 @@ actor ManagerCore {
     carryOut(shared.withLock { $0.machine.close() })
     await idle()
     flushProgress()
+    if let catalog, !unsaved.isEmpty { try? save([], to: catalog) }
     catalog?.close()
     catalog = nil
     hub.finish()
