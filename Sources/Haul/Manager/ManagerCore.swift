@@ -331,7 +331,7 @@ actor ManagerCore {
       progress.bytes = saved?.bytes ?? 0
       progress.totalBytes = saved?.totalBytes ?? progress.totalBytes
     }
-    let transition = shared.withLock { $0.machine.runEnded(id, outcome, progress: progress, now: now) }
+    var transition = shared.withLock { $0.machine.runEnded(id, outcome, progress: progress, now: now) }
     // The run is over whether or not this is saved. What the catalog refuses (its disk full) is
     // kept and saved later, so that a failure is not listed as active, then queued.
     if let catalog {
@@ -340,9 +340,22 @@ actor ManagerCore {
       } catch {
         unsaved += transition.changes
         saveUnsaved(after: 1)
+        transition.actions = transition.actions.map { Self.telling($0, unsaved: error) }
       }
     }
     return shared.withLock { $0.machine.apply(transition) }
+  }
+
+  /// A failure's notice with a hint that the catalog has not recorded it yet.
+  private static func telling(_ action: Action, unsaved error: HaulError) -> Action {
+    guard case .notify(.failed(let id, let failure)) = action else { return action }
+    let note = "the catalog has not saved this yet (\(error.message)); it is saved once it can be"
+    return .notify(
+      .failed(
+        id,
+        HaulError(
+          failure.category, failure.message, hint: failure.hint.map { $0 + "; " + note } ?? note,
+          underlying: failure.underlying)))
   }
 
   /// An engine event of a run: live numbers, and the event for subscribers. Runs on the

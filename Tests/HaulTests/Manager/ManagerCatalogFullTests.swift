@@ -134,9 +134,16 @@ struct ManagerCatalogFullTests {
     catalog.failures = 1
     let events = manager.events()
     try await manager.resume(id)
+    var hint: String?
     for await event in events {
-      if case .failed(id, _) = event { break }
+      if case .failed(id, let error) = event {
+        hint = error.hint
+        break
+      }
     }
+    #expect(
+      hint?.contains("the catalog has not saved this yet (cannot save the catalog: the disk") == true,
+      "\(hint ?? "")")
     #expect(manager.download(id)?.state == .failed)
     let deadline = ContinuousClock.now + .seconds(10)
     var state: DownloadState?
