@@ -144,12 +144,24 @@ enum HaulCommand {
 
 /// SIGINT, SIGTERM and SIGHUP while a download runs: the first stops it (keeping the partial
 /// file), a second one exits at once; after `finish()` they change nothing.
+///
+/// A signal that arrives before the handler exists (while the process starts, parses its
+/// arguments, opens nothing yet) kills the process by its default action: there is nothing to
+/// save. From the moment `init` returns, every one is handled, none is lost: `init` waits until
+/// the sources are registered before it returns, and never sets `SIG_IGN` on Linux, where that
+/// would discard a signal already pending for a source (POSIX: ignoring discards pending signals,
+/// blocked or not) and would drop, until the source is registered, those the main thread (which
+/// blocks none) receives.
 final class InterruptHandler: @unchecked Sendable {
   /// Set by `haul`'s `main`, which exits as soon as its command returns: `stop()` then leaves
   /// the signals ignored. Back at their default, one arriving between `stop()` and `exit()`
   /// would kill the process (status 143, no last line) after the command had already ended.
   /// Tests that run commands in their own process keep the default.
   static let ignoresSignalsAfterStop = Locked(false)
+
+  /// How long `init` waits for the system to register a source: a safety bound, never reached
+  /// (registration is one `signalfd` and `epoll_ctl` on libdispatch's manager thread).
+  private static let registrationLimit = DispatchTimeInterval.seconds(5)
 
   private let queue = DispatchQueue(label: "haul.signals")
   private let signals: [Int32]
@@ -163,8 +175,8 @@ final class InterruptHandler: @unchecked Sendable {
     again: @escaping @Sendable () -> Void
   ) {
     self.signals = signals
+    let registered = DispatchGroup()
     for number in signals {
-      signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
       source.setEventHandler { [unowned self, source] in
         guard !finished else { return }
@@ -179,9 +191,14 @@ final class InterruptHandler: @unchecked Sendable {
         }
         if count > 1 { again() }
       }
+      registered.enter()
+      source.setRegistrationHandler { registered.leave() }
       source.resume()
       sources.append(source)
     }
+    // Until then a signal takes its default action (see above); after, it reaches a source.
+    _ = registered.wait(timeout: .now() + Self.registrationLimit)
+    for number in signals { SignalRouting.route(number) }
   }
 
   /// The work is done: later signals are caught but do nothing, so that the command reports
@@ -202,5 +219,37 @@ final class InterruptHandler: @unchecked Sendable {
     }
     let disposition = Self.ignoresSignalsAfterStop.withLock { $0 } ? SIG_IGN : SIG_DFL
     for number in signals { signal(number, disposition) }
+  }
+}
+
+/// The disposition a registered signal source needs so that a signal reaches it and nothing else.
+enum SignalRouting {
+  /// Linux: libdispatch's own handler for each signal, as it installs it with its first source
+  /// of that signal in the process. It forwards a signal caught by a thread that does not block
+  /// it (the main thread) to the thread that reads the source's `signalfd`. libdispatch installs
+  /// it only once per process, so a later handler, after `stop()` reset the disposition, puts
+  /// it back from here.
+  private static let forwarding = Locked<[Int32: sigaction]>([:])
+
+  /// Called once the source of `number` is registered.
+  static func route(_ number: Int32) {
+    #if os(Linux)
+      var current = sigaction()
+      sigaction(number, nil, &current)
+      // SIG_DFL is a null pointer, SIG_IGN is 1: anything else is libdispatch's handler.
+      if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) > 1 {
+        forwarding.withLock { $0[number] = current }
+        return
+      }
+      if var known = forwarding.withLock({ $0[number] }) {
+        sigaction(number, &known, nil)
+        return
+      }
+    #endif
+    // Darwin's kqueue sees a signal that is ignored, and ignoring it keeps its default action
+    // from killing the process. On Linux only when a source made elsewhere in this process
+    // (the manager's UI) had libdispatch install its handler: ignored, a signal the main thread
+    // takes is then lost, as it was for every handler before this routing.
+    signal(number, SIG_IGN)
   }
 }
