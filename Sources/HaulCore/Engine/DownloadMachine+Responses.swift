@@ -161,9 +161,9 @@ extension DownloadMachine {
   mutating func proven() {
     guard let proof = pendingProof else { return }
     pendingProof = nil
-    guard case .movedFrom = proof else { return }
+    guard case .movedFrom(_, let finalURL) = proof else { return }
     identity.url = configuration.recordedURL
-    if let final = movedFinalURL { identity.finalURL = final }
+    if let finalURL { identity.finalURL = finalURL }
   }
 
   /// The executor opened the target the response named (`HeadReply.nameTarget`): decide again
@@ -295,10 +295,11 @@ extension DownloadMachine {
     let acceptsRanges = response.status == 206 || facts.acceptsRanges
     if acceptsRanges, !replacing, !rangesDistrusted { rangesSupported = true }
     if identity.digests == nil, !facts.wholeFileDigests.isEmpty { identity.digests = facts.wholeFileDigests }
-    if pendingProof?.movedFrom == nil {
-      identity.finalURL = facts.finalURL
+    if case .movedFrom(let url, _) = pendingProof {
+      // Recorded with the new URL once the proof comes (`proven()`).
+      pendingProof = .movedFrom(url, finalURL: facts.finalURL)
     } else {
-      movedFinalURL = facts.finalURL
+      identity.finalURL = facts.finalURL
     }
     if fresh || !round.announced {
       round.announced = true

@@ -190,8 +190,6 @@ package struct DownloadMachine: Sendable {
   /// The target is a stream (`StartPoint.stream`): this run may still resume a broken
   /// connection, a later one starts over.
   package internal(set) var streamed = false
-  /// The final URL of the moved URL's response, recorded once it proved the file the same.
-  var movedFinalURL: String?
   /// Bytes received over the network in this session.
   package internal(set) var received: Int64 = 0
   /// Bytes held when this session started (0 once the data starts over).

@@ -2,8 +2,9 @@
 /// can show they are the start of the file this download's URL serves.
 package enum PendingProof: Sendable, Equatable {
   /// They came from another URL (a moved or re-signed link, issue 11 part 4). Once proven,
-  /// the state names the new URL.
-  case movedFrom(String)
+  /// the state names the new URL and `finalURL`, the final URL (after redirects) of the new
+  /// URL's response, kept here until then: the state still binds the bytes to the old one.
+  case movedFrom(String, finalURL: String? = nil)
   /// A partial Haul did not make (`StartPoint.foreignPartial`, `--continue`): only the bytes
   /// the first response repeats (its overlap) prove them; never a start over that would
   /// replace them.
@@ -21,7 +22,7 @@ package enum PendingProof: Sendable, Equatable {
 
   /// The URL the held bytes came from, when they came from another one.
   package var movedFrom: String? {
-    if case .movedFrom(let url) = self { return url }
+    if case .movedFrom(let url, _) = self { return url }
     return nil
   }
 
@@ -29,7 +30,7 @@ package enum PendingProof: Sendable, Equatable {
   /// how; the held bytes are left as they were (exit 3).
   package func failure(_ why: String) -> HaulError {
     switch self {
-    case .movedFrom(let url):
+    case .movedFrom(let url, _):
       HaulError(
         .fileSystem,
         "the partial download came from another URL (\(url)), and the new one may serve another file: \(why); "

@@ -117,9 +117,13 @@ import Testing
     }
     #expect(
       !actions.contains { if case .startTransfer = $0 { true } else { false } }, "no more before the proof")
+    // The response's final URL waits in the proof; the state still binds the bytes to the old.
+    #expect(machine.pendingProof == .movedFrom(Self.old, finalURL: Self.new))
+    #expect(machine.identity.url == Self.old && machine.identity.finalURL == Self.old)
     #expect(machine.receiveBody(1, count: 40_000, now: 2) == .compare(offset: 0, count: 40_000, last: true))
     let proven = machine.overlapChecked(1, matched: true, now: 3)
     #expect(machine.pendingProof == nil && machine.snapshot.url == Self.new)
+    #expect(machine.identity.url == Self.new && machine.identity.finalURL == Self.new)
     #expect(proven.contains { if case .startTransfer = $0 { true } else { false } }, "then more connections")
 
     var other = Self.machine()
