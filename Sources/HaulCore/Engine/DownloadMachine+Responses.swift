@@ -223,7 +223,8 @@ extension DownloadMachine {
         .fileSystem,
         "the download needs \(ByteQuantity.format(needed)) but only \(ByteQuantity.format(free)) are free "
           + "on the target's file system",
-        hint: "free some space, or choose another directory")
+        hint: "free some space, or choose another directory",
+        underlying: InsufficientSpace(needed: needed, free: free))
       return .decided(.abort, checksRange: false, actions + endRound(with: .failed(error), now: now))
     }
     if fresh {
@@ -334,5 +335,17 @@ extension DownloadMachine {
     if checkable || facts.sendsContentDigest { planner.pinsNewSegments = true }
     layout = .segmented(planner)
     return checkable
+  }
+}
+
+/// The cause of a failure before the body because the file needs more bytes than its file
+/// system has free (`ResponseFacts.freeSpace`).
+package struct InsufficientSpace: Error, Sendable, Equatable {
+  package let needed: Int64
+  package let free: Int64
+
+  package init(needed: Int64, free: Int64) {
+    self.needed = needed
+    self.free = free
   }
 }

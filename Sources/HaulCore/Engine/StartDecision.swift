@@ -30,7 +30,7 @@ package enum StartDecision {
           HaulError(
             .fileSystem, "\(target) already exists and was not downloaded by haul from this URL",
             hint: "if it is a partial download of this URL (by curl or wget), use --continue to resume it; "
-              + "else --overwrite to replace it, or -o to choose another name"))
+              + "else --overwrite to replace it, or -o to choose another name", underlying: TargetExists()))
       }
       guard !partExists else {
         return .refuse(
@@ -119,6 +119,12 @@ package enum StartDecision {
 /// bytes were never proven to be this URL's. The executor then gives the file back its name
 /// and records no state, so a rerun does not treat those bytes as Haul's.
 package struct UnprovenPartial: Error, Sendable, Equatable {
+  package init() {}
+}
+
+/// The cause of a refusal because a file Haul did not make from this URL is at the target:
+/// it is left as it was (aria2's "file already exists").
+package struct TargetExists: Error, Sendable, Equatable {
   package init() {}
 }
 

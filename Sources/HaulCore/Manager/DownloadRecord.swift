@@ -67,20 +67,31 @@ package struct SecretParts: OptionSet, Sendable, Hashable {
   package static let headers = SecretParts(rawValue: 2)
 }
 
-/// A `HaulError` as a catalog stores it: category, message and hint (the cause is not kept).
+/// A `HaulError` as a catalog stores it: category, message and hint. The cause is kept in
+/// memory only (what the daemon's aria2 error codes are told by); one read back from a
+/// catalog has none.
 package struct StoredError: Sendable, Equatable {
   package var category: Int32
   package var message: String
   package var hint: String?
+  package var underlying: (any Error & Sendable)?
 
-  package init(category: Int32, message: String, hint: String?) {
+  package init(category: Int32, message: String, hint: String?, underlying: (any Error & Sendable)? = nil) {
     self.category = category
     self.message = message
     self.hint = hint
+    self.underlying = underlying
   }
 
   package init(_ error: HaulError) {
-    self.init(category: error.category.exitCode, message: error.message, hint: error.hint)
+    self.init(
+      category: error.category.exitCode, message: error.message, hint: error.hint,
+      underlying: error.underlying)
+  }
+
+  /// Same category, message and hint, as a catalog would store them (the cause is not compared).
+  package static func == (lhs: StoredError, rhs: StoredError) -> Bool {
+    lhs.category == rhs.category && lhs.message == rhs.message && lhs.hint == rhs.hint
   }
 
   package var haulError: HaulError {
@@ -88,7 +99,8 @@ package struct StoredError: Sendable, Equatable {
       .generic, .invalidInput, .fileSystem, .network, .tls, .authentication, .protocol, .server, .integrity,
       .interrupted,
     ]
-    return HaulError(known.first { $0.exitCode == category } ?? .generic, message, hint: hint)
+    return HaulError(
+      known.first { $0.exitCode == category } ?? .generic, message, hint: hint, underlying: underlying)
   }
 }
 

@@ -114,9 +114,10 @@ enum Aria2Status {
     case .protocol: return "22"
     case .server: return error.message.contains("404") ? "3" : error.message.contains("503") ? "29" : "22"
     case .integrity: return "32"
-    // 13: the file already existed; 9: not enough disk space; 17: any other I/O error.
+    // 13: the file already existed; 9: not enough disk space; 17: any other I/O error. By the
+    // cause the engine gave, not by the words of its message.
     case .fileSystem:
-      return error.message.contains("already exists") ? "13" : error.message.contains("are free") ? "9" : "17"
+      return error.underlying is TargetExists ? "13" : error.underlying is InsufficientSpace ? "9" : "17"
     case .invalidInput: return "28"
     case .interrupted: return "7"
     default: return "1"

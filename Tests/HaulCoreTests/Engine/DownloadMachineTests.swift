@@ -298,6 +298,7 @@ import Testing
     #expect(error.category == .fileSystem)
     #expect(
       error.message == "the download needs 1.00 EiB but only 1.00 GiB are free on the target's file system")
+    #expect(error.underlying as? InsufficientSpace == InsufficientSpace(needed: 1 << 60, free: 1 << 30))
   }
 
   /// Issue 16: a name that does not resolve fails at once; a refusal before any answer gets

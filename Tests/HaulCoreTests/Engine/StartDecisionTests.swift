@@ -23,6 +23,7 @@ import Testing
       return
     }
     #expect(error.category == .fileSystem && error.message.contains("not downloaded by haul"))
+    #expect(error.underlying is TargetExists, "the daemon's aria2 code 13 is told by this cause")
     #expect(decide(nil, target: true, part: false, overwrite: true) == .openPart)
     #expect(error.hint?.contains("--continue") == true)
     // `--continue`: another tool's partial at the target is adopted, unless a .part is there too.

@@ -157,6 +157,22 @@ import Testing
       !FileManager.default.fileExists(atPath: harness.downloads.appendingPathComponent("wrong.bin").path))
   }
 
+  /// A file Haul did not make at the target: aria2's 13, told by the engine's cause, which
+  /// reaches `tellStatus` through the manager's record.
+  @Test func aFileAlreadyThereIsCode13() async throws {
+    let harness = try Harness()
+    harness.server.setResource(
+      "/taken", TestResource(body: TestResource.random(size: 100, seed: 9), etag: "\"9\""))
+    let taken = harness.downloads.appendingPathComponent("taken.bin")
+    try Data("mine".utf8).write(to: taken)
+    let gid = try await harness.call(
+      "aria2.addUri", [[.string(harness.server.url("/taken"))], ["out": "taken.bin"]])
+    let failed = try await harness.waitFor(gid, status: "error")
+    await harness.close()
+    #expect(failed["errorCode"] == "13", "\(failed)")
+    #expect(try Data(contentsOf: taken) == Data("mine".utf8))
+  }
+
   @Test func filesServersAndMulticall() async throws {
     let harness = try Harness()
     let gid = try await harness.add(
