@@ -150,8 +150,8 @@ enum HaulCommand {
 /// save. From the moment `init` returns, every one is handled, none is lost: `init` waits until
 /// the sources are registered before it returns, and never sets `SIG_IGN` on Linux, where that
 /// would discard a signal already pending for a source (POSIX: ignoring discards pending signals,
-/// blocked or not) and would drop, until the source is registered, those the main thread (which
-/// blocks none) receives.
+/// blocked or not) and would drop, until the source is registered, those the main thread takes
+/// (it waits in `dispatch_main`'s `sigsuspend`, which blocks none).
 final class InterruptHandler: @unchecked Sendable {
   /// Set by `haul`'s `main`, which exits as soon as its command returns: `stop()` then leaves
   /// the signals ignored. Back at their default, one arriving between `stop()` and `exit()`
@@ -233,7 +233,7 @@ enum SignalRouting {
 
   /// Called once the source of `number` is registered.
   static func route(_ number: Int32) {
-    #if os(Linux)
+    #if canImport(Glibc)
       var current = sigaction()
       sigaction(number, nil, &current)
       // SIG_DFL is a null pointer, SIG_IGN is 1: anything else is libdispatch's handler.
