@@ -2,6 +2,12 @@ import FoundationEssentials
 import Haul
 import HaulRPC
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A download as aria2 describes it (`tellStatus`, `tellActive` …, `getFiles`, `getUris`):
 /// numbers as decimal strings, aria2's status names and error codes, one file with one URI.
 enum Aria2Status {
@@ -114,10 +120,16 @@ enum Aria2Status {
     case .protocol: return "22"
     case .server: return error.message.contains("404") ? "3" : error.message.contains("503") ? "29" : "22"
     case .integrity: return "32"
-    // 13: the file already existed; 9: not enough disk space; 17: any other I/O error. By the
-    // cause the engine gave, not by the words of its message.
+    // 13: the file already existed; 9: not enough disk space (known before the first byte, or
+    // a write the disk or quota refused); 17: any other I/O error. By the cause the engine
+    // gave, not by the words of its message.
     case .fileSystem:
-      return error.underlying is TargetExists ? "13" : error.underlying is InsufficientSpace ? "9" : "17"
+      if error.underlying is TargetExists { return "13" }
+      if error.underlying is InsufficientSpace { return "9" }
+      if let system = error.underlying as? SystemError, system.errno == ENOSPC || system.errno == EDQUOT {
+        return "9"
+      }
+      return "17"
     case .invalidInput: return "28"
     case .interrupted: return "7"
     default: return "1"

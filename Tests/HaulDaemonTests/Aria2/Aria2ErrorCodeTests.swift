@@ -21,6 +21,9 @@ import Testing
       "9"
     ),
     (.failed, HaulError(.fileSystem, "permission denied: /d/a.iso"), "17"),
+    (.failed, HaulError(.fileSystem, "w", underlying: SystemError("pwrite", errno: 28)), "9"),  // ENOSPC
+    (.failed, HaulError(.fileSystem, "w", underlying: SystemError("pwrite", errno: 122)), "9"),  // EDQUOT
+    (.failed, HaulError(.fileSystem, "w", underlying: SystemError("pwrite", errno: 13)), "17"),  // EACCES
   ]
 
   @Test(arguments: 0..<cases.count)
