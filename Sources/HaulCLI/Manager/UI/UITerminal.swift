@@ -178,8 +178,12 @@ final class UIInputs: Sendable {
         }
       }
     }
-    let made = (Self.stopSignals + Self.otherSignals).map { number -> any DispatchSourceSignal in
-      signal(number, SIG_IGN)
+    // As `InterruptHandler` does: no SIG_IGN before the sources are registered (on Linux it
+    // would drop what the main thread takes, and keep libdispatch's forwarding handler out for
+    // good); once they are, `SignalRouting` routes each signal to its source.
+    let registered = DispatchGroup()
+    let signals = Self.stopSignals + Self.otherSignals
+    let made = signals.map { number -> any DispatchSourceSignal in
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
       let input: UIInput =
         switch number {
@@ -189,9 +193,13 @@ final class UIInputs: Sendable {
         default: .stop
         }
       source.setEventHandler { continuation.yield(input) }
+      registered.enter()
+      source.setRegistrationHandler { registered.leave() }
       source.resume()
       return source
     }
+    _ = registered.wait(timeout: .now() + .seconds(5))
+    for number in signals { SignalRouting.route(number) }
     sources.withLock { $0 = made }
     Detached.thread {
       var buffer = [UInt8](repeating: 0, count: 4096)
