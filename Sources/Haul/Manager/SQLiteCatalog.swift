@@ -16,40 +16,6 @@ import FoundationEssentials
 /// Haul, is refused with a message and left as it was. The file is untrusted input: opened
 /// with `SQLITE_OPEN_NOFOLLOW`, with triggers, views and schema writes switched off.
 final class SQLiteCatalog: DownloadCatalog {
-  /// The schema, step by step. A new version appends a step; never edit a released one.
-  static let migrations: [CatalogMigration] = [
-    CatalogMigration(
-      version: 1,
-      statements: """
-        CREATE TABLE downloads (
-          id TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 16),
-          url TEXT NOT NULL,
-          destination_kind TEXT NOT NULL CHECK (destination_kind IN ('file', 'directory')),
-          destination TEXT NOT NULL,
-          file TEXT,
-          options TEXT NOT NULL,
-          secrets INTEGER NOT NULL DEFAULT 0,
-          state TEXT NOT NULL
-            CHECK (state IN ('queued', 'active', 'paused', 'complete', 'failed', 'removed')),
-          position INTEGER NOT NULL,
-          bytes INTEGER NOT NULL DEFAULT 0,
-          total INTEGER,
-          error_category INTEGER,
-          error_message TEXT,
-          error_hint TEXT,
-          sha256 TEXT,
-          final_url TEXT,
-          added_at REAL NOT NULL,
-          finished_at REAL,
-          claimed_by TEXT
-        ) STRICT;
-        CREATE INDEX downloads_order ON downloads (position, id);
-        CREATE INDEX downloads_runnable ON downloads (position, id)
-          WHERE state = 'queued' AND claimed_by IS NULL;
-        """,
-      objects: ["downloads", "downloads_order", "downloads_runnable"])
-  ]
-
   let path: String
   private let lock: CatalogLock
   private let connection: SQLiteConnection
@@ -67,8 +33,14 @@ final class SQLiteCatalog: DownloadCatalog {
   init(path: String, migrations: [CatalogMigration]) throws(HaulError) {
     self.path = path
     let latest = migrations.last?.version ?? 0
-    // A file refused by its first bytes gets no lock file beside it.
-    _ = try CatalogFile.inspect(path, latest: latest)
+    // A file refused by its first bytes gets no lock file beside it. With a lock file there it
+    // may be another opener's catalog in the making (linked into place, its temporary name not
+    // yet gone: two links): the inspection under the lock decides.
+    do throws(HaulError) {
+      _ = try CatalogFile.inspect(path, latest: latest)
+    } catch {
+      guard FileIO.exists(path + ".lock") else { throw error }
+    }
     let lock = try CatalogLock(catalog: path)
     do throws(HaulError) {
       if try CatalogFile.inspect(path, latest: latest) == .missing {

@@ -51,6 +51,31 @@ struct CatalogLockWaitTests {
     #expect(try await fixture.list().count == 1)
   }
 
+  /// Another opener's catalog in the making: it holds the lock and has linked the new file into
+  /// place, but its temporary name is not gone yet (two links, which an opener refuses). A
+  /// parallel `haul add` that saw it then failed with "has 2 hard links" (CI, under ASan): the
+  /// inspection before the lock refused what the one under the lock would have waited for.
+  @Test func aCatalogInTheMakingIsWaitedFor() async throws {
+    let fixture = try CatalogFixture()
+    let made = fixture.catalog.deletingLastPathComponent().appendingPathComponent("made.sqlite")
+    var configuration = DownloadManager.Configuration()
+    configuration.launch = .hold
+    await (try DownloadManager(catalog: made, configuration: configuration)).close()
+    let descriptor = open(fixture.catalog.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    try #require(descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+    try #require(link(made.path, fixture.catalog.path) == 0)
+    let adding = try fixture.start("add", ["--paused", "-d", "out", "\(Self.nowhere)/made.bin"])
+    adding.signal(SIGKILL, after: 300)
+    Thread {
+      usleep(1_500_000)
+      unlink(made.path)
+      close(descriptor)
+    }.start()
+    let outcome = await adding.wait()
+    #expect(outcome.status == 0, "\(outcome)")
+    #expect(try await fixture.list().count == 1)
+  }
+
   @Test func aHolderThatKeepsTheCatalogIsNamedOnceTheWaitRunsOut() async throws {
     let fixture = try CatalogFixture()
     var configuration = DownloadManager.Configuration()
