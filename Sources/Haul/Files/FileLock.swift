@@ -47,5 +47,12 @@ package final class FileLock: Sendable {
     return String(decoding: bytes, as: UTF8.self)
   }
 
+  /// The device and inode of the locked file, to tell whether its path still names it.
+  package var fileIdentity: [UInt64]? {
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else { return nil }
+    return [UInt64(info.st_dev), UInt64(info.st_ino)]
+  }
+
   deinit { close(descriptor) }
 }

@@ -25,8 +25,7 @@ final class CatalogLock: Sendable {
 
   init(catalog: String) throws(HaulError) {
     path = catalog + ".lock"
-    var before = Self.identity(path)
-    created = before == nil
+    created = Self.identity(path) == nil
     var attempts = 0
     while true {
       let acquired: FileLock?
@@ -42,14 +41,14 @@ final class CatalogLock: Sendable {
         throw Self.busy(
           catalog: catalog, holder: FileLock.note(at: path).flatMap { Int32($0.trimmingWhitespace()) })
       }
-      // The same file at the path before and after: the one locked (a deleted file never comes back).
-      let after = Self.identity(path)
+      // The path still names the file locked: not one another opener deleted meanwhile. Kept
+      // at once, never let go and taken again: a child forked elsewhere in the process at that
+      // moment would hold the first open file, and with it the lock, until its exec.
       attempts += 1
-      if (before != nil && before == after) || attempts == 5 {
+      if acquired.fileIdentity == Self.identity(path) || attempts == 5 {
         lock = acquired
         break
       }
-      before = after
     }
   }
 
