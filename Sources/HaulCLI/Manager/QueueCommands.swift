@@ -119,37 +119,40 @@ enum QueueCommands {
       case .remove: changed = try await fleet.remove(ids ?? [])
       }
       await fleet.close()
-      let unchanged = (ids ?? []).filter { !changed.contains($0) }
-      let conflicts = unchanged.compactMap { id in states[id].flatMap { conflict(verb, id, $0) } }
-      if !quiet {
-        sink.stderr(changed.map { "haul: \(verb.past) \($0)\n" }.joined())
-        for id in unchanged where !conflicts.contains(where: { $0.id == id }) {
-          sink.stderr(
-            "haul: \(id) was left as it is (nothing to \(verb == .remove ? "remove" : verb.rawValue))\n")
+      let done = Set(changed)
+      var conflicts: [String] = []
+      var leftAsItIs: [String] = []
+      for id in ids ?? [] where !done.contains(id) {
+        if let conflict = states[id].flatMap({ conflict(verb, id, $0) }) {
+          conflicts.append(conflict)
+        } else {
+          leftAsItIs.append(id)
         }
       }
+      if !quiet {
+        sink.stderr(changed.map { "haul: \(verb.past) \($0)\n" }.joined())
+        let nothingTo = verb == .remove ? "remove" : verb.rawValue
+        sink.stderr(leftAsItIs.map { "haul: \($0) was left as it is (nothing to \(nothingTo))\n" }.joined())
+      }
       // As for the catalog's downloads: a job whose state refuses the change exits 1.
-      sink.stderr(conflicts.map { "haul: " + $0.line + "\n" }.joined())
+      sink.stderr(conflicts.map { "haul: " + $0 + "\n" }.joined())
       return conflicts.isEmpty ? ExitStatus.success : ExitStatus.generic
     } catch {
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
     }
   }
 
-  /// Why `verb` does not apply to a job in `state`, if it does not: a finished or removed job
-  /// has nothing to pause or resume (a paused one paused again, or a removed one removed
-  /// again, is already as asked).
-  static func conflict(
-    _ verb: ChangeCommand.Verb, _ id: String, _ state: FleetJob.State
-  ) -> (id: String, line: String)? {
+  /// Why `verb` does not apply to a job in `state`, if it does not: a finished job has
+  /// nothing to pause or resume (a paused one paused again is already as asked). Removed jobs
+  /// are not listed, so their ids are not resolved.
+  static func conflict(_ verb: ChangeCommand.Verb, _ id: String, _ state: FleetJob.State) -> String? {
     switch (verb, state) {
-    case (.pause, .complete), (.pause, .failed), (.pause, .removed), (.resume, .complete),
-      (.resume, .removed):
-      return (id, "job \(id) is \(state.rawValue): there is nothing to \(verb.rawValue)")
+    case (.pause, .complete), (.pause, .failed), (.resume, .complete):
+      "job \(id) is \(state.rawValue): there is nothing to \(verb.rawValue)"
     case (.resume, .failed):
-      return (id, "job \(id) failed: resume continues paused jobs; 'haul queue retry \(id)' queues it again")
+      "job \(id) failed: resume continues paused jobs; 'haul queue retry \(id)' queues it again"
     default:
-      return nil
+      nil
     }
   }
 
