@@ -93,6 +93,9 @@ public struct SystemError: Error, Sendable, CustomStringConvertible, Equatable {
   }
 
   public var description: String { "\(call): \(String(cString: strerror(errno)))" }
+
+  /// Whether `errno` says the disk, or the user's quota on it, has no room left.
+  package static func meansNoSpace(_ errno: Int32) -> Bool { errno == ENOSPC || errno == EDQUOT }
 }
 
 #if canImport(Glibc)

@@ -122,7 +122,7 @@ enum FleetDisposition: Equatable {
   static func isTransient(_ error: HaulError) -> Bool {
     if error.category == .network { return true }
     guard error.category == .fileSystem, let cause = error.underlying as? SystemError else { return false }
-    return cause.errno == ENOSPC || cause.errno == EDQUOT
+    return SystemError.meansNoSpace(cause.errno)
   }
 
   /// Another download, of this worker or another process, holds the target (its .part is locked).

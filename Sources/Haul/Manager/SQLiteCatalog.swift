@@ -426,7 +426,7 @@ final class SQLiteCatalog: DownloadCatalog {
     guard let error = error as? SQLiteError else { return false }
     if error.primary == SQLITE_FULL { return true }
     guard error.primary == SQLITE_IOERR else { return false }
-    if error.systemErrno == ENOSPC || error.systemErrno == EDQUOT { return true }
+    if SystemError.meansNoSpace(error.systemErrno) { return true }
     return (freeBytes(DownloadPaths(target: path).directory) ?? .max) < 64 << 10
   }
 

@@ -2,12 +2,6 @@ import FoundationEssentials
 import Haul
 import HaulRPC
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// A download as aria2 describes it (`tellStatus`, `tellActive` …, `getFiles`, `getUris`):
 /// numbers as decimal strings, aria2's status names and error codes, one file with one URI.
 enum Aria2Status {
@@ -126,9 +120,7 @@ enum Aria2Status {
     case .fileSystem:
       if error.underlying is TargetExists { return "13" }
       if error.underlying is InsufficientSpace { return "9" }
-      if let system = error.underlying as? SystemError, system.errno == ENOSPC || system.errno == EDQUOT {
-        return "9"
-      }
+      if let system = error.underlying as? SystemError, SystemError.meansNoSpace(system.errno) { return "9" }
       return "17"
     case .invalidInput: return "28"
     case .interrupted: return "7"
