@@ -159,10 +159,6 @@ final class InterruptHandler: @unchecked Sendable {
   /// Tests that run commands in their own process keep the default.
   static let ignoresSignalsAfterStop = Locked(false)
 
-  /// How long `init` waits for the system to register a source: a safety bound, never reached
-  /// (registration is one `signalfd` and `epoll_ctl` on libdispatch's manager thread).
-  private static let registrationLimit = DispatchTimeInterval.seconds(5)
-
   private let queue = DispatchQueue(label: "haul.signals")
   private let signals: [Int32]
   // Touched only on `queue` (event handlers) and in `stop()` after cancelling them.
@@ -175,7 +171,6 @@ final class InterruptHandler: @unchecked Sendable {
     again: @escaping @Sendable () -> Void
   ) {
     self.signals = signals
-    let registered = DispatchGroup()
     for number in signals {
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
       source.setEventHandler { [unowned self, source] in
@@ -191,14 +186,10 @@ final class InterruptHandler: @unchecked Sendable {
         }
         if count > 1 { again() }
       }
-      registered.enter()
-      source.setRegistrationHandler { registered.leave() }
-      source.resume()
       sources.append(source)
     }
-    // Until then a signal takes its default action (see above); after, it reaches a source.
-    _ = registered.wait(timeout: .now() + Self.registrationLimit)
-    for number in signals { SignalRouting.route(number) }
+    // Until it returns a signal takes its default action (see above); after, it reaches a source.
+    SignalRouting.start(sources, for: signals)
   }
 
   /// The work is done: later signals are caught but do nothing, so that the command reports
@@ -231,8 +222,27 @@ enum SignalRouting {
   /// it back from here.
   private static let forwarding = Locked<[Int32: sigaction]>([:])
 
+  /// How long `start` waits for the system to register a source: a safety bound, never reached
+  /// (registration is one `signalfd` and `epoll_ctl` on libdispatch's manager thread).
+  private static let registrationLimit = DispatchTimeInterval.seconds(5)
+
+  /// Resumes `sources` (one for each of `signals`, their event handlers set) and returns once
+  /// the system has registered them, each signal routed to its source. Never `SIG_IGN` before:
+  /// on Linux that discards a pending signal and, until registration, those the main thread
+  /// takes.
+  static func start(_ sources: [any DispatchSourceSignal], for signals: [Int32]) {
+    let registered = DispatchGroup()
+    for source in sources {
+      registered.enter()
+      source.setRegistrationHandler { registered.leave() }
+      source.resume()
+    }
+    _ = registered.wait(timeout: .now() + registrationLimit)
+    for number in signals { route(number) }
+  }
+
   /// Called once the source of `number` is registered.
-  static func route(_ number: Int32) {
+  private static func route(_ number: Int32) {
     #if canImport(Glibc)
       var current = sigaction()
       sigaction(number, nil, &current)

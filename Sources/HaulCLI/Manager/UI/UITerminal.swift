@@ -178,10 +178,6 @@ final class UIInputs: Sendable {
         }
       }
     }
-    // As `InterruptHandler` does: no SIG_IGN before the sources are registered (on Linux it
-    // would drop what the main thread takes, and keep libdispatch's forwarding handler out for
-    // good); once they are, `SignalRouting` routes each signal to its source.
-    let registered = DispatchGroup()
     let signals = Self.stopSignals + Self.otherSignals
     let made = signals.map { number -> any DispatchSourceSignal in
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -193,13 +189,10 @@ final class UIInputs: Sendable {
         default: .stop
         }
       source.setEventHandler { continuation.yield(input) }
-      registered.enter()
-      source.setRegistrationHandler { registered.leave() }
-      source.resume()
       return source
     }
-    _ = registered.wait(timeout: .now() + .seconds(5))
-    for number in signals { SignalRouting.route(number) }
+    // As `InterruptHandler`'s: once registered, each signal reaches its source.
+    SignalRouting.start(made, for: signals)
     sources.withLock { $0 = made }
     Detached.thread {
       var buffer = [UInt8](repeating: 0, count: 4096)
