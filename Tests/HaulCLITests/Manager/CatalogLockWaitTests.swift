@@ -36,18 +36,7 @@ struct CatalogLockWaitTests {
 
   @Test func aHolderThatLetsGoWithinTheWaitIsWaitedFor() async throws {
     let fixture = try CatalogFixture()
-    // The catalog's lock, held as another subcommand holds it (flock on CATALOG.lock) and let
-    // go by a thread of its own: the test pool may be starved, the wait is bounded.
-    let descriptor = open(fixture.catalog.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    try #require(descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0)
-    let adding = try fixture.start("add", ["--paused", "-d", "out", "\(Self.nowhere)/later.bin"])
-    adding.signal(SIGKILL, after: 300)
-    Thread {
-      usleep(1_500_000)
-      close(descriptor)
-    }.start()
-    let outcome = await adding.wait()
-    #expect(outcome.status == 0, "\(outcome)")
+    try await addWhileTheLockIsHeld(fixture, "later.bin")
     #expect(try await fixture.list().count == 1)
   }
 
@@ -61,19 +50,33 @@ struct CatalogLockWaitTests {
     var configuration = DownloadManager.Configuration()
     configuration.launch = .hold
     await (try DownloadManager(catalog: made, configuration: configuration)).close()
+    try await addWhileTheLockIsHeld(fixture, "made.bin") {
+      try #require(link(made.path, fixture.catalog.path) == 0)
+    } lettingGo: {
+      unlink(made.path)
+    }
+    #expect(try await fixture.list().count == 1)
+  }
+
+  /// `haul add NAME` while the catalog's lock is held as another subcommand holds it (flock on
+  /// CATALOG.lock), after `holding`; a thread of its own lets it go after 1.5 s, after
+  /// `lettingGo` (the test pool may be starved, the wait is bounded). The add must succeed.
+  private func addWhileTheLockIsHeld(
+    _ fixture: CatalogFixture, _ name: String, holding: () throws -> Void = {},
+    lettingGo: @escaping @Sendable () -> Void = {}
+  ) async throws {
     let descriptor = open(fixture.catalog.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
     try #require(descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0)
-    try #require(link(made.path, fixture.catalog.path) == 0)
-    let adding = try fixture.start("add", ["--paused", "-d", "out", "\(Self.nowhere)/made.bin"])
+    try holding()
+    let adding = try fixture.start("add", ["--paused", "-d", "out", "\(Self.nowhere)/\(name)"])
     adding.signal(SIGKILL, after: 300)
     Thread {
       usleep(1_500_000)
-      unlink(made.path)
+      lettingGo()
       close(descriptor)
     }.start()
     let outcome = await adding.wait()
     #expect(outcome.status == 0, "\(outcome)")
-    #expect(try await fixture.list().count == 1)
   }
 
   @Test func aHolderThatKeepsTheCatalogIsNamedOnceTheWaitRunsOut() async throws {
