@@ -23,10 +23,17 @@ final class CatalogLock: Sendable {
   /// Nothing was at `path` before this opener.
   private let created: Bool
 
+  /// The lock files this process holds. One refused while its note names this process, and
+  /// not among these, was let go just before and is still shared for a moment with a child
+  /// spawned elsewhere in the process (between its fork and its exec): waited for, briefly.
+  private static let heldHere = Locked<Set<String>>([])
+
   init(catalog: String) throws(HaulError) {
-    path = catalog + ".lock"
+    let path = catalog + ".lock"
+    self.path = path
     created = Self.identity(path) == nil
     var attempts = 0
+    var waits = 0
     while true {
       let acquired: FileLock?
       do {
@@ -38,8 +45,13 @@ final class CatalogLock: Sendable {
           .fileSystem, "the directory \(directory) of the catalog does not exist", hint: "create it first")
       }
       guard let acquired else {
-        throw Self.busy(
-          catalog: catalog, holder: FileLock.note(at: path).flatMap { Int32($0.trimmingWhitespace()) })
+        let holder = FileLock.note(at: path).flatMap { Int32($0.trimmingWhitespace()) }
+        if holder == getpid(), waits < 100, !Self.heldHere.withLock({ $0.contains(path) }) {
+          waits += 1
+          usleep(10_000)
+          continue
+        }
+        throw Self.busy(catalog: catalog, holder: holder)
       }
       // The path still names the file locked: not one another opener deleted meanwhile. Kept
       // at once, never let go and taken again: a child forked elsewhere in the process at that
@@ -50,6 +62,11 @@ final class CatalogLock: Sendable {
         break
       }
     }
+    Self.heldHere.withLock { _ = $0.insert(path) }
+  }
+
+  deinit {
+    Self.heldHere.withLock { _ = $0.remove(path) }
   }
 
   /// The device and inode of the file at `path`, if any.
