@@ -42,6 +42,26 @@ class NewDataTests(unittest.TestCase):
         self.assertIn("Haul's wall time is 1.15× the larger of the two.", md)
         self.assertIn("Measured cost here: n/a CPU-s", md)  # no --no-sha256 row in this run
 
+    def test_benchmark_1_states_the_limits_at_once(self):
+        b = bench({"haul -x 1": summary(1.2, ratio=1.0), "curl, then sha256sum": summary(5.0),
+                   "curl -o /dev/null": summary(0.4), "dd oflag=direct": summary(0.6),
+                   "curl -o /dev/null & dd oflag=direct": summary(1.5)},
+                  size=1024 * MiB, reference="haul -x 1")
+        b["metrics"] = single.derive(b["rows"])
+        self.assertAlmostEqual(b["metrics"]["haul_over_limit"]["value"], 2.0)
+        self.assertAlmostEqual(b["metrics"]["haul_over_limits_at_once"]["value"], 0.8)
+        md = single.render(b)
+        self.assertIn("the two take 1.50 s (2.50× the larger alone: receiving and writing share", md)
+        self.assertIn("and Haul's wall time is 0.80× that.", md)
+
+    def test_benchmark_1_without_the_limits_at_once_says_nothing_of_them(self):
+        b = bench({"haul -x 1": summary(1.2, ratio=1.0), "curl, then sha256sum": summary(5.0),
+                   "curl -o /dev/null": summary(0.4), "dd oflag=direct": summary(0.6)},
+                  size=1024 * MiB, reference="haul -x 1")
+        b["metrics"] = single.derive(b["rows"])
+        self.assertNotIn("haul_over_limits_at_once", b["metrics"])
+        self.assertNotIn("at once", single.render(b))
+
     def test_benchmark_4_shows_what_was_fetched_again(self):
         trial = {"held": 1000 * MiB, "speed": 200 * MiB, "wall": 1.0, "rss_mib": 25.0, "rc": 0,
                  "received": 24 * MiB + 65536, "resumed_from": 1000 * MiB - 65536, "sent": 24 * MiB + 65536,

@@ -1,6 +1,7 @@
 """Benchmark 1: one 1 GiB file over one loopback connection, beside the two limits of the
 machine measured in the same rounds: the network's (`curl -o /dev/null`) and the disk's
-(`dd oflag=direct` of the same size into the download directory)."""
+(`dd oflag=direct` of the same size into the download directory), each alone and both at once
+(receiving and writing share the machine: its memory, its cores, the virtual disk's path)."""
 
 import os
 
@@ -17,6 +18,7 @@ REFERENCE = "haul -x 1"
 NETWORK = "curl -o /dev/null"
 DISK = "dd oflag=direct"
 HASH = "openssl dgst -sha256"
+AT_ONCE = "curl -o /dev/null & dd oflag=direct"
 
 
 def tools(ctx, url, size, src):
@@ -32,11 +34,18 @@ def tools(ctx, url, size, src):
              common.OUT, size, src),
         # The limits: the same bytes with nothing written, and the same size written with nothing received.
         Tool(NETWORK, lambda dl: ["curl", "-sS", "-o", "/dev/null", url]),
-        Tool(DISK, lambda dl: ["dd", "if=/dev/zero", f"of={os.path.join(dl, 'x')}", "bs=1M", f"count={size // MiB}",
-                               "oflag=direct", "status=none"], "x", size),
+        Tool(DISK, lambda dl: dd(dl, size), "x", size),
+        # Both at once, as a download does them: done when both are (either failing fails it).
+        Tool(AT_ONCE, lambda dl: ["sh", "-c", 'curl -sS -o /dev/null "$1" & c=$!; shift; "$@" || exit 1; wait $c',
+                                  "sh", url, *dd(dl, size)], "x", size),
         # With the default SHA-256, a third limit: the hash alone, from the page cache (OpenSSL, as Haul's).
         Tool(HASH, lambda dl: ["openssl", "dgst", "-sha256", "-out", "/dev/null", src]),
     ]
+
+
+def dd(dl, size):
+    return ["dd", "if=/dev/zero", f"of={os.path.join(dl, 'x')}", "bs=1M", f"count={size // MiB}", "oflag=direct",
+            "status=none"]
 
 
 def measure(ctx):
@@ -67,6 +76,10 @@ def derive(rows):
         metrics["network_limit"] = common.metric(network, "s", label=f"`{NETWORK}`")
         metrics["disk_limit"] = common.metric(disk, "s", label=f"`{DISK}`")
         metrics["haul_over_limit"] = common.metric(stats.ratio(haul_wall, limit), "×")
+        at_once = field(AT_ONCE, "wall")
+        if at_once is not None:
+            metrics["limits_at_once"] = common.metric(at_once, "s", label=f"`{AT_ONCE}`")
+            metrics["haul_over_limits_at_once"] = common.metric(stats.ratio(haul_wall, at_once), "×")
         sha = field(HASH, "wall")
         if sha is not None:
             metrics["sha256_limit"] = common.metric(sha, "s", label=f"`{HASH}`")
@@ -96,5 +109,13 @@ def render(b):
                        f"{num(over_sha, '.2f')}× the largest of the three. On two CPUs that also run the server, "
                        f"hashing, receiving and writing share the cores, so Haul's own limit with the hash is "
                        f"above all three.")
+        if "limits_at_once" in m:
+            both, over_both = m["limits_at_once"]["value"], m["haul_over_limits_at_once"]["value"]
+            slowed = stats.ratio(both, max(v for v in (net, disk) if v is not None))
+            why = ("receiving and writing share the machine's memory, cores and virtual disk"
+                   if slowed is not None and slowed > 1.1 else "here they hardly slowed each other")
+            md[-1] += (f" Run at once (`{AT_ONCE}`, done when both are), as a download must do them, the two take "
+                       f"{num(both, '.2f')} s ({num(slowed, '.2f')}× the larger alone: {why}), and Haul's wall "
+                       f"time is {num(over_both, '.2f')}× that.")
         md.append("")
     return "\n".join(md)
