@@ -22,6 +22,12 @@ int haul_open_unnamed(const char *directory, mode_t mode);
 /// privilege); fails with EEXIST if anything is at `path`, never following a link there.
 int haul_link_unnamed(int fd, const char *path);
 
+/// Copies `count` bytes into memory that goes to the disk by direct I/O: on x86-64 the stores
+/// bypass the cache (the bytes are not read again here, so fetching each destination line
+/// first only costs memory bandwidth; measured on 1 GiB received: a third of memcpy's CPU);
+/// elsewhere memcpy. Ordered before any later store, so the block can be handed to another thread.
+void haul_copy_to_block(void *destination, const void *source, size_t count);
+
 /// The alignment direct I/O needs for memory, file offsets and lengths: 4096 covers the
 /// logical block size of common disks and file systems (a stricter one fails with EINVAL,
 /// and Haul then writes through the page cache).

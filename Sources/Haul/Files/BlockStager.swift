@@ -1,3 +1,5 @@
+import CFileSystem
+
 /// Collects one transfer's bytes, which arrive in order, into aligned blocks and hands each full
 /// block to the download's I/O lane (`DownloadIO`), which writes it past the page cache
 /// (`PartFile.writeDirect`) while the next block fills. The bytes before the first block
@@ -119,8 +121,10 @@ final class BlockStager: Sendable {
         if blocks.current == nil || blocks.filled == 0 { open(&blocks, at: position) }
         guard let block = blocks.current else { break }
         let count = min(rest.count, blocks.limit - blocks.filled)
-        UnsafeMutableRawBufferPointer(rebasing: block[blocks.filled..<blocks.filled + count])
-          .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[0..<count]))
+        // Past the cache: these bytes are next read by the disk (and the hasher), not by us.
+        if let to = block.baseAddress, let from = rest.baseAddress {
+          haul_copy_to_block(to + blocks.filled, from, count)
+        }
         blocks.filled += count
         position += Int64(count)
         rest = UnsafeRawBufferPointer(rebasing: rest[count...])
