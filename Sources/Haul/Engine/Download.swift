@@ -61,6 +61,9 @@ public final class Download: Sendable {
     self.gate = EventGate(continuation)
   }
 
+  /// The longest interval or retry delay accepted, seconds (a year).
+  static let maximumInterval: Double = 31_536_000
+
   private static func validate(_ options: DownloadOptions) throws(HaulError) {
     if let connections = options.connections, !(1...64).contains(connections) {
       throw HaulError(.invalidInput, "connections must be between 1 and 64 (asked for \(connections))")
@@ -70,6 +73,16 @@ public final class Download: Sendable {
     }
     guard options.stallTimeout > 0, options.stallTimeout.isFinite else {
       throw HaulError(.invalidInput, "the timeout must be a positive number of seconds")
+    }
+    // The engine keeps these as nanoseconds (UInt64): a negative, NaN or huge value would trap.
+    let intervals = [
+      ("checkpointInterval", options.checkpointInterval), ("progressInterval", options.progressInterval),
+      ("retryBaseDelay", options.retryBaseDelay), ("maxRetryDelay", options.maxRetryDelay),
+    ]
+    for (name, seconds) in intervals where !(0...Self.maximumInterval).contains(seconds) {
+      throw HaulError(
+        .invalidInput,
+        "\(name) must be between 0 and \(Int(Self.maximumInterval)) seconds (asked for \(seconds))")
     }
     for (name, value) in options.headers {
       guard HeaderField.isValidName(name), HeaderField.isValidValue(value) else {

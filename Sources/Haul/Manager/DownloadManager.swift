@@ -77,6 +77,13 @@ public final class DownloadManager: Sendable {
   ) throws(HaulError) {
     try Self.validate(limit: configuration.maxConcurrentDownloads)
     try Self.validate(rate: configuration.overallRateLimit)
+    // A NaN or infinite interval would trap in `Duration.seconds`.
+    guard (0...86_400).contains(configuration.progressRecordInterval) else {
+      throw HaulError(
+        .invalidInput,
+        "progressRecordInterval must be between 0 and 86400 seconds (asked for \(configuration.progressRecordInterval))"
+      )
+    }
     catalog = location
     eventBuffer = configuration.eventBuffer
     core = try ManagerCore(
