@@ -91,7 +91,7 @@ extension DownloadManager {
   public func remove(_ ids: [DownloadID], deletingFiles: Bool = false) async throws(HaulError) {
     try await core.perform(
       { (shared) throws(HaulError) in try shared.machine.remove(ids, discard: deletingFiles) },
-      committed: { shared in for id in ids { shared.secrets[id] = nil } })
+      committed: { shared in shared.forgetMemory(of: ids) })
   }
 
   public func remove(_ id: DownloadID, deletingFiles: Bool = false) async throws(HaulError) {
@@ -100,7 +100,12 @@ extension DownloadManager {
 
   /// Takes every download off the catalog.
   public func removeAll(deletingFiles: Bool = false) async throws(HaulError) {
-    try await core.perform({ $0.machine.removeAll(discard: deletingFiles) }, committed: { $0.secrets = [:] })
+    try await core.perform(
+      { $0.machine.removeAll(discard: deletingFiles) },
+      committed: {
+        $0.secrets = [:]
+        $0.refreshers = [:]
+      })
   }
 
   /// Forgets finished records (complete, failed, removed), keeping their files (aria2's
@@ -109,7 +114,7 @@ extension DownloadManager {
   public func forget(_ ids: [DownloadID]) async throws(HaulError) {
     try await core.perform(
       { (shared) throws(HaulError) in try shared.machine.forget(ids) },
-      committed: { shared in for id in ids { shared.secrets[id] = nil } })
+      committed: { shared in shared.forgetMemory(of: ids) })
   }
 
   /// Forgets every finished record (aria2's `purgeDownloadResult`).
@@ -121,7 +126,7 @@ extension DownloadManager {
         let transition = shared.machine.forgetFinished()
         return (transition, transition.changes.map(\.id))
       },
-      committed: { shared, ids in for id in ids { shared.secrets[id] = nil } }
+      committed: { shared, ids in shared.forgetMemory(of: ids) }
     ).count
   }
 
@@ -142,9 +147,10 @@ extension DownloadManager {
     let url = try self.options(of: id).url
     try ManagerInput.validate(options, url: url)
     let (stored, secretHeaders) = StoredOptions.split(options)
-    try await change(.options(id, stored, secrets: secretHeaders.isEmpty ? [] : .headers)) {
-      $0.headers = secretHeaders
-    }
+    let refresh = options.refreshURL
+    try await change(
+      .options(id, stored, secrets: secretHeaders.isEmpty ? [] : .headers),
+      secrets: { $0.headers = secretHeaders }, memory: { $0.refreshers[id] = refresh })
   }
 
   /// A new URL for the same file (aria2's `changeUri`). Stored for the next run; a running
@@ -161,7 +167,8 @@ extension DownloadManager {
   /// Commits `change` with the secrets memory keeps for it (`secrets`), so that a download that
   /// waited for them knows whether it has them all now.
   private func change(
-    _ change: RecordChange, secrets update: @escaping @Sendable (inout Secrets) -> Void
+    _ change: RecordChange, secrets update: @escaping @Sendable (inout Secrets) -> Void,
+    memory: @escaping @Sendable (inout ManagerShared) -> Void = { _ in }
   ) async throws(HaulError) {
     let id = change.id
     try await core.perform(
@@ -173,7 +180,10 @@ extension DownloadManager {
         return try shared.machine.change(
           change, credentialsComplete: ManagerInput.hasCredentials(record, secrets))
       },
-      committed: { shared in update(&shared.secrets[id, default: Secrets()]) })
+      committed: { shared in
+        update(&shared.secrets[id, default: Secrets()])
+        memory(&shared)
+      })
   }
 
   /// A download's options and URL as its next run uses them (with the secrets this process

@@ -139,7 +139,10 @@ public final class DownloadManager: Sendable {
         return (try shared.machine.add(records, at: position, paused: paused), records.map(\.id))
       },
       committed: { shared, ids in
-        for (id, item) in zip(ids, prepared) where item.secrets != nil { shared.secrets[id] = item.secrets }
+        for (id, item) in zip(ids, prepared) {
+          if item.secrets != nil { shared.secrets[id] = item.secrets }
+          if let refresh = item.refreshURL { shared.refreshers[id] = refresh }
+        }
       })
   }
 

@@ -15,6 +15,9 @@ struct ManagerShared: Sendable {
   var machine: ManagerStateMachine
   var live: [DownloadID: LiveProgress] = [:]
   var secrets: [DownloadID: Secrets] = [:]
+  /// `DownloadOptions.refreshURL` of downloads given one in this process: a closure cannot be
+  /// stored, so a relaunch loses it.
+  var refreshers: [DownloadID: @Sendable (String) async throws -> String?] = [:]
   var downloads: [DownloadID: Download] = [:]
   /// Runs whose numbers changed since the catalog last recorded them.
   var dirty: Set<DownloadID> = []
@@ -33,10 +36,20 @@ struct ManagerShared: Sendable {
     Set(ids.filter { id in machine.records[id].map { !hasCredentials($0) } ?? false })
   }
 
-  /// The URL and options a run uses: the record's, with the secrets from memory.
+  /// The URL and options a run uses: the record's, with the secrets and `refreshURL` from memory.
   func runInputs(_ record: DownloadRecord) -> (url: String, options: DownloadOptions) {
     let known = secrets[record.id]
-    return (known?.url ?? record.url, record.options.options(secretHeaders: known?.headers ?? [:]))
+    var options = record.options.options(secretHeaders: known?.headers ?? [:])
+    options.refreshURL = refreshers[record.id]
+    return (known?.url ?? record.url, options)
+  }
+
+  /// Forgets what memory holds for downloads taken off the catalog.
+  mutating func forgetMemory(of ids: some Sequence<DownloadID>) {
+    for id in ids {
+      secrets[id] = nil
+      refreshers[id] = nil
+    }
   }
 
   func snapshot(_ id: DownloadID, queueIndex: Int? = nil) -> DownloadSnapshot? {

@@ -6,6 +6,7 @@ enum ManagerInput {
   struct Prepared: Sendable {
     var record: DownloadRecord
     var secrets: Secrets?
+    var refreshURL: (@Sendable (String) async throws -> String?)?
   }
 
   /// Checks URLs, options and destinations (each directory once) and splits off the secrets.
@@ -32,7 +33,8 @@ enum ManagerInput {
         id: .placeholder, url: url, destination: destination, options: options, secrets: parts, addedAt: now)
       prepared.append(
         Prepared(
-          record: record, secrets: parts.isEmpty ? nil : Secrets(url: urlSecrets, headers: secretHeaders)))
+          record: record, secrets: parts.isEmpty ? nil : Secrets(url: urlSecrets, headers: secretHeaders),
+          refreshURL: request.options.refreshURL))
     }
     return prepared
   }

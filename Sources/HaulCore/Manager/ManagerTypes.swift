@@ -15,7 +15,8 @@ public struct DownloadRequest: Sendable {
   public var destination: DownloadDestination
   /// Stored with the download; URL passwords and Authorization, Proxy-Authorization and Cookie
   /// header values are kept in memory only. `sharedRateLimit` is replaced by the manager's
-  /// overall limit.
+  /// overall limit. `refreshURL` is kept in memory only: after a relaunch, give it again with
+  /// `changeOptions(_:to:)`.
   public var options: DownloadOptions
 
   public init(url: String, to destination: DownloadDestination, options: DownloadOptions = DownloadOptions())
