@@ -26,7 +26,9 @@ import FoundationEssentials
 /// **Credentials.** The catalog never stores a URL's password or the values of Authorization,
 /// Proxy-Authorization and Cookie headers: they are kept in memory. After a relaunch such a
 /// download waits, paused, with `needsCredentials` set and an error that says so, until given
-/// them again with `changeURL(_:to:)` or `changeOptions(_:to:)`; then it continues.
+/// them again with `changeURL(_:to:)` or `changeOptions(_:to:)`; then it continues. A proxy
+/// URL's password (`NetworkOptions.proxy`), like `NetworkOptions.password` and `cookies`, is
+/// not stored either: after a relaunch the download runs without it until given it again.
 ///
 /// All methods may be called from any thread. Changes (`add`, `pause` …) are `async`: each is
 /// committed to the catalog before it returns, or throws and changes nothing. Listing

@@ -511,10 +511,20 @@ private struct OptionsEncoder {
 
   mutating func json(_ options: StoredOptions) -> String {
     if let json = cache[options] { return json }
+    // A proxy URL's password is a secret, as the download URL's is: memory keeps it (the
+    // record in memory is not changed), the catalog does not.
+    var written = options
+    written.network.proxy = options.network.proxy.map { Self.withoutPassword(proxy: $0) }
     // Plain values encode without fail; "{}" (the defaults) keeps it total.
-    let json = (try? encoder.encode(options)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    let json = (try? encoder.encode(written)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     cache[options] = json
     return json
+  }
+
+  /// `http://joe:pw@proxy:3128` → `http://joe@proxy:3128`; libcurl also takes `joe:pw@proxy:3128`.
+  static func withoutPassword(proxy: String) -> String {
+    guard !proxy.contains("://") else { return RequestURL.withoutPassword(proxy) }
+    return String(RequestURL.withoutPassword("x://" + proxy).dropFirst("x://".count))
   }
 }
 

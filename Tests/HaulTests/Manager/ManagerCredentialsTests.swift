@@ -13,9 +13,14 @@ struct ManagerCredentialsTests {
   static let password = "hunter2-password-9c4e"
 
   static func expectNoSecrets(_ fixture: ManagerFixture, _ when: String) {
+    expectAbsent([token, password, "s3cr3t", "hunter2"], fixture, when)
+  }
+
+  /// None of `secrets` is in the catalog or its log.
+  static func expectAbsent(_ secrets: [String], _ fixture: ManagerFixture, _ when: String) {
     let bytes = fixture.catalogBytes()
     #expect(!bytes.isEmpty)
-    for secret in [token, password, "s3cr3t", "hunter2"] {
+    for secret in secrets {
       let found = bytes.indices.dropLast(secret.utf8.count - 1).contains {
         bytes[$0..<($0 + secret.utf8.count)].elementsEqual(secret.utf8)
       }
