@@ -81,6 +81,14 @@ extension CommandLineOptions {
           "\(spelling) takes the cookie jar's file name, and '\(jar)' is a URL "
             + "(as in curl; to continue a partial download as wget -c does, use --continue)")
       }
+      // aria2c's and wget's -c before another option (`-c -x4`) would make the option the
+      // jar's name and drop it without a word. `-` alone is curl's standard output.
+      if jar.count > 1, jar.hasPrefix("-") {
+        throw UsageError(
+          "\(spelling) takes the cookie jar's file name, and '\(jar)' is an option (as in curl; to "
+            + "continue a partial download as wget -c does, use --continue; a jar named so: \(spelling) ./\(jar))"
+        )
+      }
       options.network.cookieJar = jar
       return .proceed
     },

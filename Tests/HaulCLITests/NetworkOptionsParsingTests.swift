@@ -129,6 +129,19 @@ struct NetworkOptionsParsingTests {
       "\(wgetHabit ?? "")")
   }
 
+  /// aria2c's and wget's `-c` before another option: refused, not a jar named `-x4` (created
+  /// in the current directory) and the option dropped.
+  @Test func cookieJarBeforeAnOption() throws {
+    for habit in [["-c", "-x4"], ["-c", "-q"], ["-c", "--continue"]] {
+      let message = usageError(habit)
+      #expect(
+        message?.contains("'\(habit[1])' is an option") == true && message?.contains("--continue") == true,
+        "\(habit): \(message ?? "accepted")")
+    }
+    #expect(try options(["-c", "./-x4"]).network.cookieJar == "./-x4")
+    #expect(try options(["-c", "-"]).network.cookieJar == "-")
+  }
+
   @Test func connectionOptions() throws {
     let parsed = try options([
       "--proxy", "http://proxy:3128", "--noproxy", "localhost,.internal", "-6", "--resolve",
