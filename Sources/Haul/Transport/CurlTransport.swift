@@ -539,8 +539,33 @@ final class CurlTransfer {
         head: head, failure: TransportFailure(kind: .hostKey, message: problem, code: code))
       return
     }
+    if code == Int32(CCURLE_UNSUPPORTED_PROTOCOL), let target = refusedRedirectTarget() {
+      let message =
+        "the server redirected to \(target), which haul does not follow "
+        + "(a redirect may lead only to http:// or https://)"
+      sink.transferDidFinish(
+        head: head, failure: TransportFailure(kind: .redirectRefused, message: message, code: code))
+      return
+    }
     sink.transferDidFinish(
       head: head, failure: TransportFailure(curlCode: code, detail: String(cString: errorBuffer)))
+  }
+
+  /// After libcurl refused to follow a redirect (a scheme outside REDIR_PROTOCOLS), where it
+  /// led (`a file:// URL`); nil when no redirect was followed (the URL given has the scheme).
+  /// Only the scheme is told: the server's URL may carry a password or control characters.
+  private func refusedRedirectTarget() -> String? {
+    var redirects = 0
+    _ = ccurl_easy_getinfo_long(easy, Int32(CCURLINFO_REDIRECT_COUNT), &redirects)
+    guard redirects > 0 else { return nil }
+    var pointer: UnsafePointer<CChar>?
+    _ = ccurl_easy_getinfo_string(easy, Int32(CCURLINFO_EFFECTIVE_URL), &pointer)
+    let url = pointer.map { String(cString: $0) } ?? ""
+    let scheme = url.prefix { $0 != ":" }.prefix(16)
+    guard !scheme.isEmpty,
+      scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+    else { return "a URL of another scheme" }
+    return "a \(scheme.lowercased()):// URL"
   }
 }
 

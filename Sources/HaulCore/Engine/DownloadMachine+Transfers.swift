@@ -257,7 +257,7 @@ extension DownloadMachine {
       let unreached = failure.kind == .connect && transfer.received == 0
       noteFailure(Self.error(for: failure), retryAfter: nil, unreached: unreached)
       return []
-    case .aborted, .resolve, .tls, .hostKey, .tooManyRedirects, .badURL, .malformedResponse:
+    case .aborted, .resolve, .tls, .hostKey, .tooManyRedirects, .badURL, .redirectRefused, .malformedResponse:
       return endRound(with: .failed(Self.error(for: failure)), now: now)
     }
   }
@@ -293,6 +293,12 @@ extension DownloadMachine {
     case .tooManyRedirects:
       HaulError(.protocol, "too many redirects: \(failure.message)", underlying: failure)
     case .badURL: HaulError(.invalidInput, "unusable URL: \(failure.message)", underlying: failure)
+    case .redirectRefused:
+      // The URL given was fine (not exit 2): the server sent it where haul will not go.
+      HaulError(
+        .protocol, failure.message,
+        hint: "if you trust it, download the URL it redirects to (its Location header) directly",
+        underlying: failure)
     case .malformedResponse:
       HaulError(.protocol, "the server's reply is not valid HTTP: \(failure.message)", underlying: failure)
     case .aborted, .cancelled, .other: HaulError(.network, failure.message, underlying: failure)

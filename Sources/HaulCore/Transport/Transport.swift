@@ -108,6 +108,9 @@ package struct TransportFailure: Error, Sendable, Equatable {
     case tooManyRedirects
     /// Malformed URL or unsupported scheme.
     case badURL
+    /// A redirect to a scheme haul does not follow (`file://`, `ftp://`…): the server's
+    /// doing, not the URL's given.
+    case redirectRefused
     /// The server's reply could not be parsed as HTTP.
     case malformedResponse
     /// The sink asked to stop (abort, or a write that failed).

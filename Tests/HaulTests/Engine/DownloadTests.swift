@@ -209,6 +209,23 @@ import Testing
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
   }
 
+  /// A redirect to a scheme haul does not follow is the server's doing: a protocol error that
+  /// says so (exit 7), not "unusable URL" (exit 2, as for a bad URL given), and no file.
+  @Test(arguments: ["file:///etc/passwd", "ftp://user:secret@127.0.0.1:1/x"])
+  func redirectToAnotherSchemeIsTheServersDoing(_ location: String) async throws {
+    let server = try TestServer()
+    server.setRedirect("/start", to: location)
+    let directory = try TemporaryDirectory()
+    let outcome = try await Self.run(server.url("/start"), to: .directory(directory.url))
+    let error = try #require(outcome.error)
+    #expect(error.category == .protocol, "\(error.message)")
+    let scheme = location.prefix { $0 != ":" }
+    #expect(error.message.hasPrefix("the server redirected to a \(scheme):// URL"), "\(error.message)")
+    #expect(!error.message.contains("secret"))
+    #expect(error.hint?.contains("Location") == true)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+  }
+
   @Test func percentEncodesSpacesAndNonASCII() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 1000, seed: 6)
