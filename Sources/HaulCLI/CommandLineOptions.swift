@@ -194,7 +194,8 @@ extension CommandLineOptions {
       do throws(HaulError) {
         options.checksum = try Checksum(parsing: value)
       } catch {
-        throw UsageError("\(spelling): \(error.message)")
+        // The hint tells the format: a bare digest says only "is not a checksum" without it.
+        throw UsageError("\(spelling): \(error.message)" + (error.hint.map { " (\($0))" } ?? ""))
       }
       return .proceed
     },

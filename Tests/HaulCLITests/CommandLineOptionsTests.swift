@@ -241,6 +241,20 @@ struct CommandLineOptionsTests {
     #expect(CommandLineOptions.editDistance(Array(""), Array("abc")) == 3)
   }
 
+  /// A digest without its algorithm (as sha256sum prints it) is refused with the format to use.
+  @Test func checksumWithoutAlgorithm() {
+    let digest = String(repeating: "ab", count: 32)
+    for value in [digest, "sha256:" + digest] {
+      #expect(
+        throws: UsageError(
+          "--checksum: '\(value)' is not a checksum (write ALGO=HEX with ALGO one of sha-256, sha-512, sha-1, md5)"
+        )
+      ) {
+        try CommandLineOptions.parse(["--checksum", value, "u"])
+      }
+    }
+  }
+
   @Test func tableIsConsistent() {
     let table = CommandLineOptions.table
     #expect(Set(table.map(\.long)).count == table.count)
