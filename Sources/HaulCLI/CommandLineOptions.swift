@@ -176,6 +176,11 @@ extension CommandLineOptions {
     },
     .value("x", "connections", "N", "connections to use, 1 to 64 (default: automatic, up to 16)") {
       options, value, spelling throws(UsageError) in
+      // curl's -x is its proxy.
+      if value.contains(":") {
+        throw UsageError(
+          "\(spelling): '\(value)' is not a number of connections (curl's -x PROXY is --proxy URL)")
+      }
       options.connections = try parseCount(value, spelling: spelling)
       return .proceed
     },
@@ -328,7 +333,11 @@ extension CommandLineOptions {
         }
       } else {
         // `-output` is far likelier a typo for `--output` than `-o utput`.
-        if argument.count > 2, spec(long: String(argument.dropFirst()), in: specs) != nil {
+        // So is wget's `-nc` or `-nv` one option, not `-n` and `-c`.
+        if argument.count > 2,
+          spec(long: String(argument.dropFirst()), in: specs) != nil
+            || ForeignOption.advice(for: argument, longNames: specs.map(\.long)) != nil
+        {
           throw unknownOption(argument, among: specs)
         }
         // One or more short options: `-q`, `-qx4`, `-o FILE`, `-oFILE`.
@@ -453,6 +462,9 @@ extension CommandLineOptions {
   // MARK: Unknown options
 
   static func unknownOption(_ spelling: String, among specs: [OptionSpec] = table) -> UsageError {
+    if let advice = ForeignOption.advice(for: spelling, longNames: specs.map(\.long)) {
+      return UsageError("unknown option '\(spelling)': \(advice)")
+    }
     if let suggestion = suggestion(for: spelling, among: specs) {
       return UsageError("unknown option '\(spelling)' (did you mean '\(suggestion)'?)")
     }

@@ -241,6 +241,35 @@ struct CommandLineOptionsTests {
     #expect(CommandLineOptions.editDistance(Array(""), Array("abc")) == 3)
   }
 
+  /// curl's, wget's and aria2c's options typed from habit: refused, with what haul does instead.
+  @Test(
+    arguments: [
+      (["-O", "u"], "-o FILE"),
+      (["-LO", "u"], "follows redirects by default"),
+      (["--location", "u"], "follows redirects by default"),
+      (["-C", "-", "u"], "--continue"),
+      (["-k", "u"], "--insecure"),
+      (["--no-check-certificate", "u"], "--insecure"),
+      (["-s", "u"], "-q"),
+      (["--retry", "3", "u"], "--retries N"),
+      (["--tries=3", "u"], "--retries N"),
+      (["--max-time", "9", "u"], "--timeout SECONDS"),
+      (["--connect-timeout", "9", "u"], "--timeout SECONDS"),
+      (["-P", "d", "u"], "-d DIR"),
+      (["-nc", "u"], "--overwrite"),
+      (["-nv", "u"], "-q"),
+      (["--max-download-limit=1M", "u"], "--limit-rate"),
+    ])
+  func foreignHabits(arguments: [String], advice: String) {
+    do {
+      _ = try CommandLineOptions.parse(arguments)
+      Issue.record("\(arguments) was accepted")
+    } catch {
+      #expect(error.message.hasPrefix("unknown option '"), "\(arguments): \(error.message)")
+      #expect(error.message.contains(advice), "\(arguments): \(error.message)")
+    }
+  }
+
   /// A digest without its algorithm (as sha256sum prints it) is refused with the format to use.
   @Test func checksumWithoutAlgorithm() {
     let digest = String(repeating: "ab", count: 32)
@@ -253,6 +282,23 @@ struct CommandLineOptionsTests {
         try CommandLineOptions.parse(["--checksum", value, "u"])
       }
     }
+  }
+
+  /// curl's -x names a proxy: not read as a count of connections without a word on proxies.
+  @Test func curlProxyFlag() {
+    #expect(
+      throws: UsageError(
+        "-x: 'http://proxy:3128' is not a number of connections (curl's -x PROXY is --proxy URL)")
+    ) {
+      try CommandLineOptions.parse(["-x", "http://proxy:3128", "u"])
+    }
+  }
+
+  /// A subcommand without --insecure gets no advice to use it, only the plain refusal.
+  @Test func habitAdviceOnlyForOptionsOffered() {
+    let specs = CommandLineOptions.table.filter { $0.long != "insecure" }
+    #expect(CommandLineOptions.unknownOption("-k", among: specs).message == "unknown option '-k'")
+    #expect(CommandLineOptions.unknownOption("-k").message.contains("--insecure"))
   }
 
   @Test func tableIsConsistent() {
