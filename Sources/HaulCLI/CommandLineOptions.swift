@@ -377,6 +377,9 @@ extension CommandLineOptions {
     if options.isBatch, options.output != nil {
       throw UsageError("--output names one file; with several URLs use --dir")
     }
+    if let output = options.output, output != "-", let problem = nameTooLong(output) {
+      throw UsageError("--output: \(problem)")
+    }
     if options.output == "-", options.json {
       throw UsageError("-o - writes the file to standard output, where --json would write its lines too")
     }
@@ -392,6 +395,17 @@ extension CommandLineOptions {
   static func nonEmpty(_ value: String, spelling: String, _ what: String) throws(UsageError) -> String {
     guard !value.isEmpty else { throw UsageError("\(spelling): \(what) is empty") }
     return value
+  }
+
+  /// Why the last component of `path` cannot be a download's name, or nil: NAME.part and
+  /// NAME.haul.tmp lie beside it while it downloads, and a file system takes 255 bytes a name
+  /// (a longer one failed mid-way as "NAME.part: lstat: File name too long").
+  static func nameTooLong(_ path: String) -> String? {
+    let name = path.split(separator: "/").last.map(String.init) ?? path
+    let limit = FileNameSanitizer.maximumBytes
+    guard name.utf8.count > limit else { return nil }
+    return "the file name is \(name.utf8.count) bytes long, and haul takes at most \(limit) "
+      + "(it keeps NAME\(FileNameSanitizer.longestOwnSuffix) beside it while downloading); choose a shorter one"
   }
 
   /// A count of connections or downloads: a whole number from 1 to 64.

@@ -228,6 +228,7 @@ struct InputFile {
     guard !name.split(separator: "/").contains(".."), !name.hasSuffix("/") else {
       throw UsageError("\(spelling): '\(name)' does not name a file inside the directory")
     }
+    if let problem = CommandLineOptions.nameTooLong(name) { throw UsageError("\(spelling): \(problem)") }
     return name
   }
 

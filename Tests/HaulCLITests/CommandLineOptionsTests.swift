@@ -284,6 +284,29 @@ struct CommandLineOptionsTests {
     }
   }
 
+  /// A name of 247 to 255 bytes is one a file system takes, but not its NAME.part: refused
+  /// before any request with the limit, not as "lstat: File name too long" after the first.
+  @Test func outputNameTooLongForThePartFile() throws {
+    let longest = String(repeating: "y", count: 246)
+    guard case .download(let options) = try CommandLineOptions.parse(["-o", "dir/" + longest, "u"]) else {
+      Issue.record("not a download")
+      return
+    }
+    #expect(options.output == "dir/" + longest)
+    for name in [longest + "y", String(repeating: "é", count: 124)] {
+      #expect(
+        throws: UsageError(
+          "--output: the file name is \(name.utf8.count) bytes long, and haul takes at most 246 "
+            + "(it keeps NAME.haul.tmp beside it while downloading); choose a shorter one")
+      ) {
+        try CommandLineOptions.parse(["-o", "/tmp/" + name, "u"])
+      }
+    }
+    #expect(throws: UsageError.self) {
+      try InputFile.parse("http://h/a\n  out=\(longest)y", name: "urls.txt")
+    }
+  }
+
   /// curl's -x names a proxy: not read as a count of connections without a word on proxies.
   @Test func curlProxyFlag() {
     #expect(
