@@ -141,21 +141,35 @@ package enum RangeResponse {
       return .restart(reason: "the server could not serve the rest of the file (416)")
     case 408, 429, 500, 502, 503, 504, 509, 520...599:
       return .retry(
-        HaulError(.server, "the server answered \(status) \(statusText(status))"),
+        HaulError(.server, answered(status)),
         retryAfter: response.retryAfter)
-    case 401, 407:
+    case 401:
       return .fail(
         HaulError(
-          .authentication, "the server answered \(status) \(statusText(status))",
+          .authentication, answered(status),
           hint: "pass credentials: -u USER:PASSWORD, --key FILE for SFTP, or -H 'Authorization: Bearer TOKEN'"
         ))
+    case 407:
+      // The proxy's login, not the server's: -u would be sent to the server.
+      return .fail(
+        HaulError(
+          .authentication, "the proxy answered 407 \(statusText(407))",
+          hint:
+            "give the proxy's login in its URL: --proxy http://USER:PASSWORD@HOST:PORT (or in $https_proxy)"))
     case 300..<400:
       return .fail(HaulError(.protocol, "the server answered \(status) without a usable redirect"))
     case 400..<600:
-      return .fail(HaulError(.server, "the server answered \(status) \(statusText(status))"))
+      return .fail(HaulError(.server, answered(status)))
     default:
       return .fail(HaulError(.protocol, "the server answered with unexpected status \(status)"))
     }
+  }
+
+  /// "the server answered 404 Not Found", or "… answered 451" for a status without a known
+  /// reason (no trailing blank).
+  package static func answered(_ status: Int) -> String {
+    let text = statusText(status)
+    return "the server answered \(status)" + (text.isEmpty ? "" : " " + text)
   }
 
   package static func statusText(_ status: Int) -> String {

@@ -155,6 +155,23 @@ import Testing
     #expect(error.message.contains("\(status)"))
   }
 
+  /// A status without a known reason ends the message at its number (it ended in a blank,
+  /// shown in --json's message); 407 names the proxy and how to log in to it, not -u.
+  @Test func statusWordsForUnknownReasonsAndTheProxy() {
+    guard case .fail(let legal) = RangeResponse.decide(offset: 0, held: nil, response: Self.response(451)),
+      case .retry(let odd, _) = RangeResponse.decide(offset: 0, held: nil, response: Self.response(599)),
+      case .fail(let proxy) = RangeResponse.decide(offset: 0, held: nil, response: Self.response(407))
+    else {
+      Issue.record("451 and 407 fail, 599 retries")
+      return
+    }
+    #expect(legal.message == "the server answered 451")
+    #expect(odd.message == "the server answered 599")
+    #expect(proxy.message == "the proxy answered 407 Proxy Authentication Required")
+    #expect(proxy.category == .authentication)
+    #expect(proxy.hint?.contains("--proxy http://USER:PASSWORD@") == true, "\(proxy.hint ?? "")")
+  }
+
   @Test func ifRangePrefersAStrongETag() {
     #expect(Self.held.ifRangeValue == "\"a\"")
     #expect(ResourceIdentity(totalBytes: 1, etag: "W/\"a\"", lastModified: "date").ifRangeValue == "date")
