@@ -18,10 +18,19 @@ enum Terminal {
   /// Clears from the cursor to the end of the screen.
   static let clearBelow = "\u{1B}[J"
 
-  /// Standard error's width in columns, or 80 when it cannot be told.
+  /// Standard error's width in columns; when the terminal does not tell (a serial console, a
+  /// pty whose size was never set), `$COLUMNS` as curl and wget take it, else 80.
   static func stderrWidth() -> Int {
-    guard let size = stderrSize(), size.ws_col > 0 else { return 80 }
-    return Int(size.ws_col)
+    width(
+      reported: stderrSize().map { Int($0.ws_col) }, columns: getenv("COLUMNS").map { String(cString: $0) })
+  }
+
+  /// The width to draw in: the terminal's when it reports one, else `columns` when it is a
+  /// positive number, else 80.
+  static func width(reported: Int?, columns: String?) -> Int {
+    if let reported, reported > 0 { return reported }
+    if let columns, let count = Int(columns), count > 0 { return count }
+    return 80
   }
 
   /// Standard error's height in lines, or 24 when it cannot be told.

@@ -7,6 +7,17 @@ import Testing
 struct ProgressLineTests {
   let mib: Int64 = 1 << 20
 
+  /// A terminal that reports no size (0 columns) takes $COLUMNS, as curl and wget do; a size
+  /// it reports wins, and nothing usable gives 80.
+  @Test func widthFallsBackToCOLUMNS() {
+    #expect(Terminal.width(reported: 0, columns: "30") == 30)
+    #expect(Terminal.width(reported: Int?.none, columns: "30") == 30)
+    #expect(Terminal.width(reported: 120, columns: "30") == 120)
+    #expect(Terminal.width(reported: 0, columns: "wide") == 80)
+    #expect(Terminal.width(reported: 0, columns: "-5") == 80)
+    #expect(Terminal.width(reported: Int?.none, columns: String?.none) == 80)
+  }
+
   @Test func knownTotalAtEighty() {
     let line = ProgressLine.render(
       name: "ubuntu.iso", progress: Fixtures.progress(412 * mib, of: 1024 * mib, speed: 83.2 * 1_048_576),
