@@ -552,7 +552,7 @@ final class CurlTransfer {
   }
 
   /// After libcurl refused to follow a redirect (a scheme outside REDIR_PROTOCOLS), where it
-  /// led (`a file:// URL`); nil when no redirect was followed (the URL given has the scheme).
+  /// led (`file://…`); nil when no redirect was followed (the URL given has the scheme).
   /// Only the scheme is told: the server's URL may carry a password or control characters.
   private func refusedRedirectTarget() -> String? {
     var redirects = 0
@@ -565,7 +565,7 @@ final class CurlTransfer {
     guard !scheme.isEmpty,
       scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
     else { return "a URL of another scheme" }
-    return "a \(scheme.lowercased()):// URL"
+    return "\(scheme.lowercased())://…"
   }
 }
 

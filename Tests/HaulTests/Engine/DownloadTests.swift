@@ -220,7 +220,7 @@ import Testing
     let error = try #require(outcome.error)
     #expect(error.category == .protocol, "\(error.message)")
     let scheme = location.prefix { $0 != ":" }
-    #expect(error.message.hasPrefix("the server redirected to a \(scheme):// URL"), "\(error.message)")
+    #expect(error.message.hasPrefix("the server redirected to \(scheme)://…, which"), "\(error.message)")
     #expect(!error.message.contains("secret"))
     #expect(error.hint?.contains("Location") == true)
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
