@@ -4,6 +4,9 @@ extension TransportFailure {
   /// How a libcurl result other than CURLE_OK is told to the engine: its kind, and libcurl's
   /// words (`detail`, the error buffer; the code's own text when it is empty).
   init(curlCode code: Int32, detail: String) {
+    // OpenSSL's words in libcurl's buffer may end in a blank ("…to 127.0.0.1:8443 "), which
+    // doubled the one before a bracket added here.
+    let detail = detail.trimmingWhitespace()
     let message = detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail
     let kind: Kind
     switch Int(code) {

@@ -17,6 +17,20 @@ import Testing
     #expect(error.hint == nil, "no certificate hint, no --insecure: \(error.hint ?? "")")
   }
 
+  /// libcurl's buffer after a handshake with a plain HTTP server ends in a blank: the message
+  /// had two before its bracket.
+  @Test func aTrailingBlankInLibcurlsWordsIsDropped() {
+    let detail = "OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to 127.0.0.1:8443 "
+    let failure = TransportFailure(curlCode: Int32(CCURLE_SSL_CONNECT_ERROR), detail: detail)
+    #expect(
+      failure.message
+        == "TLS handshake failed: OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to 127.0.0.1:8443 "
+        + "(is it a TLS server on that port?)")
+    #expect(
+      TransportFailure(curlCode: Int32(CCURLE_RECV_ERROR), detail: " \n").message
+        == "Failure when receiving data from the peer")
+  }
+
   @Test(arguments: [CCURLE_PEER_FAILED_VERIFICATION, CCURLE_SSL_CACERT_BADFILE, CCURLE_SSL_CERTPROBLEM])
   func certificateFailuresKeepTheirHint(_ code: Int) {
     let failure = TransportFailure(curlCode: Int32(code), detail: "SSL certificate problem")
