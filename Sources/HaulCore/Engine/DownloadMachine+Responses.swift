@@ -150,7 +150,11 @@ extension DownloadMachine {
       if plan.overlap > 0 || Representation.provesSame(held, response.identity) { return decision }
       why =
         "its answer does not prove it is the same file (no matching size and strong ETag or Last-Modified)"
-    case .replaceFromStart: why = "it sent a whole file instead of the missing bytes of the one held"
+    // Most often a server without ranges (wget -c refuses it too): say so, not only that the
+    // file may differ.
+    case .replaceFromStart:
+      why =
+        "it answered the request for the missing bytes with the whole file (as a server that cannot resume does)"
     case .alreadyComplete: why = "it could not serve the missing bytes"
     case .restart(let reason): why = reason
     }

@@ -94,6 +94,9 @@ import Testing
     let error = try #require(outcome.error)
     #expect(error.category == .fileSystem && error.underlying is UnprovenPartial, "\(error)")
     #expect(error.message.contains("left as it was") && error.hint?.contains("--overwrite") == true)
+    if kind == "no ranges" {
+      #expect(error.message.contains("with the whole file (as a server that cannot resume does)"), "\(error)")
+    }
     do {
       let same = Run.holds(file, local)
       #expect(same, "the user's file changed")
