@@ -124,11 +124,14 @@ final class FleetJobRunner: Sendable {
     return .directory(folder)
   }
 
+  /// A directory that cannot be made is this host's problem (permissions, a file in the way, a
+  /// read-only disk), not the job's: the job goes back for other workers (`FleetDisposition`).
   private func makeDirectory(_ url: URL) throws(HaulError) {
-    do {
-      try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    do throws(HaulError) {
+      try LocalDirectory.prepare(url.path)
     } catch {
-      throw HaulError(.fileSystem, "cannot create the directory \(url.path): \(error)")
+      throw HaulError(
+        .fileSystem, error.message, hint: error.hint, underlying: FleetHostDirectoryUnusable(cause: error))
     }
   }
 

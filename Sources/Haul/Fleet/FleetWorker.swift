@@ -99,6 +99,9 @@ public final class FleetWorker: Sendable {
     guard !configuration.name.isEmpty, configuration.name.utf8.count <= 200 else {
       throw HaulError(.invalidInput, "a worker name must have 1 to 200 characters")
     }
+    // A worker that cannot write under its base would fail every job it claims, draining the
+    // whole fleet's queue into failures in seconds: it refuses to start instead.
+    try UserFiles.requireWritableDirectory(configuration.baseDirectory.path)
     self.queue = queue
     self.configuration = configuration
     (events, continuation) = AsyncStream.makeStream(

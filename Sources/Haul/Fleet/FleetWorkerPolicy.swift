@@ -118,9 +118,10 @@ enum FleetDisposition: Equatable {
   }
 
   /// Failures that another attempt (on this host or another) may not meet: the network, after
-  /// the engine's own retries, and a full disk (another worker may have room).
+  /// the engine's own retries, a full disk (another worker may have room), and a job directory
+  /// this worker cannot make under its base (another worker's base may be fine).
   static func isTransient(_ error: HaulError) -> Bool {
-    if error.category == .network { return true }
+    if error.category == .network || error.underlying is FleetHostDirectoryUnusable { return true }
     guard error.category == .fileSystem, let cause = error.underlying as? SystemError else { return false }
     return SystemError.meansNoSpace(cause.errno)
   }
@@ -129,4 +130,9 @@ enum FleetDisposition: Equatable {
   static func isBusy(_ error: HaulError) -> Bool {
     error.underlying is TargetInUse
   }
+}
+
+/// The worker could not make a job's directory under its base directory: its host's problem.
+struct FleetHostDirectoryUnusable: Error, Sendable {
+  let cause: HaulError
 }
