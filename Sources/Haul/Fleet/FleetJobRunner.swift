@@ -11,6 +11,7 @@ final class FleetJobRunner: Sendable {
   let lease: FleetLease
   private let queue: FleetQueue
   private let configuration: FleetWorker.Configuration
+  private let health: FleetQueueHealth
   private let emit: @Sendable (FleetWorkerEvent) -> Void
 
   private struct State {
@@ -26,11 +27,12 @@ final class FleetJobRunner: Sendable {
   /// `claimSentAt`: the monotonic time just before the claim was sent.
   init(
     lease: FleetLease, claimSentAt: Double, queue: FleetQueue, configuration: FleetWorker.Configuration,
-    emit: @escaping @Sendable (FleetWorkerEvent) -> Void
+    health: FleetQueueHealth, emit: @escaping @Sendable (FleetWorkerEvent) -> Void
   ) {
     self.lease = lease
     self.queue = queue
     self.configuration = configuration
+    self.health = health
     self.emit = emit
     state = Locked(
       State(
@@ -178,6 +180,7 @@ final class FleetJobRunner: Sendable {
       do throws(HaulError) {
         let answer = try await queue.renew(
           lease, progress: progress, leaseSeconds: configuration.leaseSeconds)
+        health.succeeded()
         switch answer {
         case .lost:
           stop(.leaseLost)
@@ -190,7 +193,7 @@ final class FleetJobRunner: Sendable {
           if request == "remove" { stop(.removeRequested) }
         }
       } catch {
-        emit(.queueError(error))
+        health.failed(error)
       }
     }
   }
@@ -259,9 +262,11 @@ final class FleetJobRunner: Sendable {
     var delay = 0.2
     while true {
       do throws(HaulError) {
-        return try await statement()
+        let value = try await statement()
+        health.succeeded()
+        return value
       } catch {
-        emit(.queueError(error))
+        health.failed(error)
         let expired = state.withLock { $0.timer.mustStopWriting(now: LeaseClock.seconds()) }
         if expired { return nil }
         try? await Task.sleep(for: .seconds(delay))

@@ -82,6 +82,7 @@ public final class FleetWorker: Sendable {
   }
   private let state = Locked(State())
   private let wakeup = Wakeup()
+  private let health: FleetQueueHealth
 
   /// - Throws: `HaulError` (`.invalidInput`) for unusable settings.
   public init(queue: FleetQueue, configuration: Configuration) throws(HaulError) {
@@ -106,6 +107,8 @@ public final class FleetWorker: Sendable {
     self.configuration = configuration
     (events, continuation) = AsyncStream.makeStream(
       of: FleetWorkerEvent.self, bufferingPolicy: .bufferingNewest(4096))
+    let continuation = self.continuation
+    health = FleetQueueHealth(emit: { continuation.yield($0) })
   }
 
   /// Stops claiming, pauses every job it holds (their bytes saved), gives them back to the
@@ -141,8 +144,9 @@ public final class FleetWorker: Sendable {
       if now >= nextMaintenance {
         do throws(HaulError) {
           try await queue.maintain(maxLostLeases: configuration.maxLostLeases)
+          health.succeeded()
         } catch {
-          continuation.yield(.queueError(error))
+          health.failed(error)
         }
         nextMaintenance = now + configuration.maintenanceInterval * Double.random(in: 0.75...1.25)
       }
@@ -155,8 +159,9 @@ public final class FleetWorker: Sendable {
       do throws(HaulError) {
         claim = try await queue.claim(worker: configuration.name, leaseSeconds: configuration.leaseSeconds)
         failures = 0
+        health.succeeded()
       } catch {
-        continuation.yield(.queueError(error))
+        health.failed(error)
         failures += 1
         await wakeup.wait(seconds: min(30, 0.5 * Double(1 << min(failures, 6))))
         continue
@@ -180,7 +185,7 @@ public final class FleetWorker: Sendable {
         recordedBytes: lease.bytes))
     let continuation = self.continuation
     let runner = FleetJobRunner(
-      lease: lease, claimSentAt: claimSentAt, queue: queue, configuration: configuration,
+      lease: lease, claimSentAt: claimSentAt, queue: queue, configuration: configuration, health: health,
       emit: { continuation.yield($0) })
     let drainNow = state.withLock { state in
       state.runners[lease.token] = runner

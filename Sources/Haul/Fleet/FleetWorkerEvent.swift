@@ -16,8 +16,11 @@ public enum FleetWorkerEvent: Sendable {
   /// The lease was gone before the job ended: the download was stopped and the job left to its
   /// new holder. `stillHadFile` is true when the download had finished just before.
   case leaseLost(id: String, finished: Bool)
-  /// The queue could not be reached or refused a statement; the worker keeps trying.
+  /// The queue could not be reached or refused a statement; the worker keeps trying. Reported
+  /// when it starts, when the error changes, and every minute while it lasts.
   case queueError(HaulError)
+  /// The queue answered again after a `queueError`.
+  case queueReachable
 }
 
 /// What a worker's `run()` did.
@@ -32,5 +35,50 @@ public struct FleetWorkerSummary: Sendable, Equatable {
     self.failed = failed
     self.released = released
     self.leasesLost = leasesLost
+  }
+}
+
+/// Turns a worker's failed and successful statements into `.queueError` and `.queueReachable`
+/// events an operator can read: while the database is away every job's renewal fails twice a
+/// second, so an error is reported when the queue becomes unreachable, when an error not yet
+/// seen in this outage comes, and at most every `reminderInterval` while it lasts; the first
+/// success after it is reported.
+final class FleetQueueHealth: Sendable {
+  static let reminderInterval = 60.0
+
+  private struct State {
+    var failing = false
+    /// The messages reported in this outage (a handful at most: the connection lost, refused…).
+    var seen: Set<String> = []
+    var lastReportAt = -Double.infinity
+  }
+  private let state = Locked(State())
+  private let emit: @Sendable (FleetWorkerEvent) -> Void
+
+  init(emit: @escaping @Sendable (FleetWorkerEvent) -> Void) { self.emit = emit }
+
+  func failed(_ error: HaulError, now: Double = LeaseClock.seconds()) {
+    let report = state.withLock { state in
+      let new = !state.failing || (state.seen.count < 16 && !state.seen.contains(error.message))
+      let due = new || now - state.lastReportAt >= Self.reminderInterval
+      state.failing = true
+      if due {
+        state.seen.insert(error.message)
+        state.lastReportAt = now
+      }
+      return due
+    }
+    if report { emit(.queueError(error)) }
+  }
+
+  func succeeded() {
+    let recovered = state.withLock { state in
+      defer {
+        state.failing = false
+        state.seen = []
+      }
+      return state.failing
+    }
+    if recovered { emit(.queueReachable) }
   }
 }

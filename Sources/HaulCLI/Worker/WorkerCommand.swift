@@ -198,8 +198,12 @@ struct WorkerPrinter: Sendable {
       if json {
         object("queue_error", [("message", .string(error.message))])
       } else if !quiet {
-        sink.stderr("haul worker \(name): queue: " + ProgressLine.sanitize(error.message) + " (retrying)\n")
+        sink.stderr(
+          "haul worker \(name): queue: " + ProgressLine.sanitize(error.message)
+            + " (retrying; said again every minute while it lasts)\n")
       }
+    case .queueReachable:
+      if json { object("queue_reachable", []) } else { line("queue: reachable again") }
     }
   }
 }
