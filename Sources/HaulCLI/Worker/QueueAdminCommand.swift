@@ -76,6 +76,11 @@ enum QueueAdminCommand {
     case "retry":
       guard all != !operands.isEmpty else { throw UsageError("retry needs the ids of the jobs, or --all") }
       return (.retry(ids: all ? nil : operands), queue)
+    case "add", "ls", "pause", "resume", "rm":
+      // Jobs are handled by the catalog's commands on the queue: say which, rather than "no command".
+      throw UsageError(
+        "jobs are added, listed, paused, resumed and removed with 'haul \(verb) --queue URL …' "
+          + "(or with HAUL_QUEUE set); haul queue itself has status, priority, limit and retry")
     default:
       throw UsageError(
         "haul queue has no command '\(ProgressLine.sanitize(verb))' (status, priority, limit, retry)")
@@ -112,9 +117,9 @@ enum QueueAdminCommand {
         sink.stderr(changed.map { "haul: \($0) has priority \(priority)\n" }.joined())
       case .limit(let limit, let origin):
         try await fleet.setConnectionLimit(limit, for: origin)
-        sink.stderr(
-          "haul: at most \(limit) connections to \(origin.map(ProgressLine.sanitize) ?? "each origin without a limit of its own") over the fleet\n"
-        )
+        let connections = limit == 1 ? "1 connection" : "\(limit) connections"
+        let target = origin.map(ProgressLine.sanitize) ?? "each origin without a limit of its own"
+        sink.stderr("haul: at most \(connections) to \(target) over the fleet\n")
       case .retry(let given):
         var ids: [String]?
         if let given { ids = try await resolve(given, in: fleet) }

@@ -127,7 +127,7 @@ struct WorkerPrinter: Sendable {
     } else {
       line(
         "done: \(summary.completed) completed, \(summary.failed) failed, \(summary.released) given back, "
-          + "\(summary.leasesLost) lost to other workers")
+          + "\(summary.leasesLost) lease\(summary.leasesLost == 1 ? "" : "s") lost")
     }
   }
 
@@ -191,8 +191,15 @@ struct WorkerPrinter: Sendable {
     case .leaseLost(let id, let finished):
       if json {
         object("lease_lost", [("id", .string(id)), ("finished", .bool(finished))])
+      } else if finished {
+        // The database may simply have been unreachable: no other worker need be involved.
+        line(
+          "\(id): downloaded, but its lease ran out before the queue recorded it (expired or taken "
+            + "over); the next claim finds the file")
       } else {
-        line("\(id): lease lost to another worker; stopped without recording anything")
+        line(
+          "\(id): its lease ran out (expired while the queue was unreachable, or taken over); "
+            + "stopped, recorded nothing; the job is claimed again")
       }
     case .queueError(let error):
       if json {
