@@ -34,16 +34,26 @@ enum WorkerCommand {
     let printer = WorkerPrinter(
       name: worker.configuration.name, json: options.json, quiet: options.quiet, sink: sink)
     printer.started(queue: worker.queue.address, configuration: worker.configuration)
+    let draining = Locked(false)
+    let drain: @Sendable () -> Void = {
+      let first = draining.withLock { started in
+        defer { started = true }
+        return !started
+      }
+      guard first else { return }
+      printer.draining()
+      worker.drain()
+    }
+    // A second Ctrl-C leaves now (the leases expire and other workers take the jobs over). A
+    // repeated SIGTERM or SIGHUP does not: `timeout` and supervisors send one to the process and
+    // one to its group, and that pair cut the drain short (exit 130, the jobs left held).
     let interrupts = InterruptHandler(
-      first: {
-        printer.draining()
-        worker.drain()
-      },
-      again: {
-        // A second signal: leave now; the leases expire and other workers take the jobs over.
-        exit(ExitStatus.interrupted)
-      })
-    defer { interrupts.stop() }
+      signals: [SIGINT], first: drain, again: { exit(ExitStatus.interrupted) })
+    let terminations = InterruptHandler(signals: [SIGTERM, SIGHUP], first: drain, again: {})
+    defer {
+      interrupts.stop()
+      terminations.stop()
+    }
     let consumer = Task {
       for await event in worker.events { printer.print(event) }
     }

@@ -48,7 +48,7 @@ struct WorkerOptions: Equatable {
       the lease expires, resuming the .part file when the directory is shared. At most 4 connections
       per server over the whole fleet (see FleetQueue.setConnectionLimit). SIGINT or SIGTERM drains:
       the worker pauses its jobs, saves them and gives them back to the queue, then exits 0; a second
-      signal exits at once (the leases then expire by themselves).
+      SIGINT (Ctrl-C) exits at once (the leases then expire by themselves).
 
       Options:
       \(lines.joined(separator: "\n"))

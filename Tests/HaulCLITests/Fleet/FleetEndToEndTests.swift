@@ -211,6 +211,32 @@ struct FleetEndToEndTests {
     #expect(FileManager.default.fileExists(atPath: directory.file("s0.bin.part").path))
   }
 
+  /// `timeout` and supervisors send SIGTERM to the worker and to its group: a second termination
+  /// signal must not cut the drain short (it exited 130 and left its jobs held until their lease
+  /// ran out). Stopped, the worker gets SIGTERM and SIGHUP at once when it continues (two
+  /// signals of one kind would merge into one).
+  @Test func repeatedTerminationSignalsStillDrain() async throws {
+    let nginx = try await FleetNginx.start(bytesPerSecond: 100_000)
+    let url = try TemporaryPostgres.shared().createDatabase()
+    let queue = try await FleetQueue(PostgresAddress(url))
+    try Data(TestResource.random(size: 2_000_000, seed: 4)).write(to: nginx.root.file("t.bin"))
+    try await queue.add([try FleetJobRequest(url: nginx.url("t.bin"))])
+    let directory = try TemporaryDirectory()
+    let worker = try startWorker("twice", queue: url, directory: directory.url, jobs: 1, lease: 30)
+    try await waitUntil("the job has progress") {
+      try await queue.jobs().filter { $0.state == .active && $0.bytes > 0 }.count == 1
+    }
+    worker.signal(SIGSTOP)
+    worker.signal(SIGTERM)
+    worker.signal(SIGHUP)
+    worker.signal(SIGCONT)
+    let outcome = await worker.wait()
+    await nginx.stop()
+    #expect(outcome.status == 0, "\(outcome)")
+    #expect(outcome.event("worker_finished")?["released"] == "1", "\(outcome)")
+    #expect(try await queue.jobs().map(\.state) == [.queued])
+  }
+
   /// `haul add --queue … --paused` adds the jobs paused in one statement: a worker waiting on
   /// the queue meanwhile never claims one (adding queued and pausing after let it).
   @Test func jobsAddedPausedFromTheCommandAreNeverClaimed() async throws {
