@@ -234,7 +234,7 @@ final class PostgresCatalog: DownloadCatalog {
     case .position(_, let position):
       return [(FleetSQL.setPosition, [id, position])]
     case .options(_, let options, let secrets):
-      guard !secrets.contains(.headers) else { throw Self.secretsRefused }
+      guard secrets.subtracting(.urlPassword).isEmpty else { throw Self.secretsRefused }
       let fleet = FleetJobOptions(options.options(secretHeaders: [:]))
       return [(FleetSQL.setOptions, [id, fleet.json, min(64, max(1, options.connections ?? 1))])]
     case .url(_, let url, let secrets):
@@ -274,8 +274,8 @@ final class PostgresCatalog: DownloadCatalog {
 
   static let secretsRefused = HaulError(
     .invalidInput,
-    "a shared queue cannot take a download whose URL password or Authorization, Proxy-Authorization or "
-      + "Cookie header only this process may know",
+    "a shared queue cannot take a download whose URL password, password (-u), cookies or Authorization, "
+      + "Proxy-Authorization or Cookie header only this process may know",
     hint: "workers on other hosts could not run it; add it with FleetQueue (haul add --queue … -H …), "
       + "which stores its headers in the queue")
 

@@ -27,8 +27,8 @@ enum ManagerInput {
       let (url, urlSecrets) = try split(url: request.url)
       try validate(request.options, url: url)
       let (options, secretHeaders) = StoredOptions.split(request.options)
-      var parts: SecretParts = urlSecrets == nil ? [] : .urlPassword
-      if !secretHeaders.isEmpty { parts.insert(.headers) }
+      var parts = SecretParts.of(request.options)
+      if urlSecrets != nil { parts.insert(.urlPassword) }
       let record = DownloadRecord(
         id: .placeholder, url: url, destination: destination, options: options, secrets: parts, addedAt: now)
       prepared.append(
@@ -60,9 +60,13 @@ enum ManagerInput {
     }
   }
 
-  /// Whether `secrets` hold every secret `record` needs.
+  /// Whether `secrets` hold every secret `record` needs. The password and cookies of its
+  /// network options are in the record itself while in memory (they are never encoded, so a
+  /// record read back from a catalog has none).
   static func hasCredentials(_ record: DownloadRecord, _ secrets: Secrets?) -> Bool {
     if record.secrets.contains(.urlPassword), secrets?.url == nil { return false }
+    if record.secrets.contains(.password), record.options.network.password == nil { return false }
+    if record.secrets.contains(.cookies), record.options.network.cookies == nil { return false }
     if record.secrets.contains(.headers) {
       return record.options.secretHeaderIndices.allSatisfy { secrets?.headers[$0] != nil }
     }

@@ -109,15 +109,14 @@ enum AddCommand {
   private static func warnAboutSecrets(ids: [DownloadID], requests: [DownloadRequest], sink: OutputSink) {
     let needing = zip(ids, requests).filter { _, request in
       let url = (try? RequestURL.normalize(request.url)) ?? request.url
-      return RequestURL.withoutPassword(url) != url
-        || !StoredOptions.split(request.options).secretHeaders.isEmpty
+      return RequestURL.withoutPassword(url) != url || !SecretParts.of(request.options).isEmpty
     }
     guard !needing.isEmpty else { return }
     let listed =
       needing.prefix(3).map { $0.0.description }.joined(separator: ", ") + (needing.count > 3 ? ", …" : "")
     sink.stderr(
-      "haul: warning: the catalog keeps no URL password and no Authorization, Proxy-Authorization or Cookie "
-        + "header: \(listed) will wait, paused, for them\n"
+      "haul: warning: the catalog keeps no password (of the URL or -u) and no cookies or Authorization, "
+        + "Proxy-Authorization or Cookie header: \(listed) will wait, paused, for them\n"
         + "haul: add such downloads while haul run or haul ui is running (it keeps them in memory)\n")
   }
 }

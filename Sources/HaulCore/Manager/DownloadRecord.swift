@@ -65,6 +65,19 @@ package struct SecretParts: OptionSet, Sendable, Hashable {
   package static let urlPassword = SecretParts(rawValue: 1)
   /// Some header values (Authorization, Proxy-Authorization, Cookie).
   package static let headers = SecretParts(rawValue: 2)
+  /// `network.password` (`-u USER:PASSWORD`'s).
+  package static let password = SecretParts(rawValue: 4)
+  /// `network.cookies` (`-b 'NAME=VALUE'`).
+  package static let cookies = SecretParts(rawValue: 8)
+
+  /// The secret parts of `options` that `StoredOptions` leaves out or never encodes.
+  package static func of(_ options: DownloadOptions) -> SecretParts {
+    var parts: SecretParts = []
+    if !StoredOptions.split(options).secretHeaders.isEmpty { parts.insert(.headers) }
+    if options.network.password != nil { parts.insert(.password) }
+    if options.network.cookies != nil { parts.insert(.cookies) }
+    return parts
+  }
 }
 
 /// A `HaulError` as a catalog stores it: category, message and hint. The cause is kept in
@@ -177,7 +190,8 @@ package enum RecordChange: Sendable, Equatable {
     case .position(_, let position): record.position = position
     case .options(_, let options, let secrets):
       record.options = options
-      record.secrets = record.secrets.subtracting(.headers).union(secrets.intersection(.headers))
+      let inOptions: SecretParts = [.headers, .password, .cookies]
+      record.secrets = record.secrets.subtracting(inOptions).union(secrets.intersection(inOptions))
     case .url(_, let url, let secrets):
       record.url = url
       record.secrets = record.secrets.subtracting(.urlPassword).union(secrets.intersection(.urlPassword))

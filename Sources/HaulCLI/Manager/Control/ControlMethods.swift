@@ -149,6 +149,9 @@ enum ControlCoding {
     }
     object["secretHeaders"] = .object(
       JSONObject(secrets.sorted { $0.key < $1.key }.map { (String($0.key), JSONValue.string($0.value)) }))
+    // Never encoded with the options: the owner keeps them in memory, as the headers.
+    if let password = request.options.network.password { object["password"] = .string(password) }
+    if let cookies = request.options.network.cookies { object["cookies"] = .string(cookies) }
     return .object(object)
   }
 
@@ -174,7 +177,10 @@ enum ControlCoding {
     for key in value["secretHeaders"]?.object?.keys ?? [] {
       if let index = Int(key), let header = value["secretHeaders"]?[key]?.string { secrets[index] = header }
     }
-    return DownloadRequest(url: url, to: destination, options: stored.options(secretHeaders: secrets))
+    var withSecrets = stored.options(secretHeaders: secrets)
+    withSecrets.network.password = value["password"]?.string
+    withSecrets.network.cookies = value["cookies"]?.string
+    return DownloadRequest(url: url, to: destination, options: withSecrets)
   }
 
   static func json(_ error: HaulError) -> JSONValue {
