@@ -93,6 +93,7 @@ enum AddCommand {
   /// a batch would download (`BatchPlan`: URLs, `-i FILE`, name checks, directories made).
   static func requests(_ options: CommandLineOptions, sink: OutputSink) throws(HaulError) -> [DownloadRequest]
   {
+    try refuseStandardOutput(options, for: "a download added to the catalog")
     guard options.output == nil else {
       return [
         DownloadRequest(
@@ -102,6 +103,15 @@ enum AddCommand {
     let plan = try BatchPlan.make(options)
     BatchPlan.tell(plan.notes, options: options, sink: sink)
     return plan.jobs.map { DownloadRequest(url: $0.source, to: $0.destination, options: $0.options) }
+  }
+
+  /// `-o -` names this terminal's standard output: a download that runs later, in another
+  /// process (or on another host), has none to write to (it would make a file named `-`).
+  static func refuseStandardOutput(_ options: CommandLineOptions, for what: String) throws(HaulError) {
+    guard options.output == "-" else { return }
+    throw HaulError(
+      .invalidInput, "-o - writes to standard output, which \(what) does not have",
+      hint: "name a file with -o FILE, or download it now: haul -o - URL")
   }
 
   /// The catalog keeps no password or credential header: a download added by a process that

@@ -13,6 +13,7 @@ enum QueueCommands {
   /// `-o`/`out=` as the directory and name under the workers' base.
   static func requests(_ options: CommandLineOptions, sink: OutputSink) throws(HaulError) -> [FleetJobRequest]
   {
+    try AddCommand.refuseStandardOutput(options, for: "a job in a shared queue")
     if let output = options.output {
       let directory = LocalDirectory.parent(of: output) ?? ""
       let name = String(output.split(separator: "/").last ?? "")

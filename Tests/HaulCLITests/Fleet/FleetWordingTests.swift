@@ -27,6 +27,17 @@ import Testing
     #expect(output.stderr.hasSuffix("done: 2 completed, 0 failed, 0 given back, 1 lease lost\n"))
   }
 
+  /// A worker has no terminal to write to: `-o -` would make a file named `-` in its base.
+  /// Refused before the queue is reached (this address has nothing listening).
+  @Test func aJobForStandardOutputIsRefused() async {
+    let output = OutputCapture()
+    let status = await HaulCommand.run(
+      arguments: ["add", "--queue", "postgresql://127.0.0.1:1/d", "-o", "-", "http://127.0.0.1:1/f"],
+      sink: output.sink)
+    #expect(status == ExitStatus.usage, "\(output.stderr)")
+    #expect(output.stderr.contains("which a job in a shared queue does not have"), "\(output.stderr)")
+  }
+
   @Test func theReturnOfTheQueueIsSaid() {
     #expect(printed(.queueReachable) == "haul worker w: queue: reachable again\n")
   }

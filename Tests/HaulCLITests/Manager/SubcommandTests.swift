@@ -142,6 +142,18 @@ struct SubcommandTests {
     #expect(parallel.stderr.contains("unknown option '-j'"), "\(parallel)")
   }
 
+  /// `-o -` is this terminal's standard output: a queued download, run later by another
+  /// process, has none (the owner would have made a file named `-`).
+  @Test func addRefusesStandardOutput() async throws {
+    let fixture = try CatalogFixture()
+    let refused = try await fixture.run("add", ["-o", "-", "\(Self.nowhere)/a"])
+    #expect(refused.status == 2, "\(refused)")
+    #expect(refused.stderr.contains("-o - writes to standard output, which a download added to the catalog"))
+    #expect(refused.stderr.contains("haul -o - URL"), "\(refused)")
+    #expect(!FileManager.default.fileExists(atPath: fixture.directory.file("-").path))
+    #expect(try await fixture.add(["-o", "./-", "\(Self.nowhere)/a"]).count == 1, "a file named so: ./-")
+  }
+
   @Test func theDefaultCatalogIsInTheDataHomeAndPrivate() async throws {
     let home = try TemporaryDirectory()
     let binary = try #require(BinaryTests.binary)
