@@ -23,17 +23,17 @@ struct CommandWording: Sendable, Equatable {
         LibraryWording.overwriteToFetchAgain,
         "remove it (haul rm \(id)) and add it again with --overwrite to fetch it again"
       ),
-      (LibraryWording.runAgainToResume, "haul resume \(id) queues it again: it continues from its bytes"),
+      (LibraryWording.newDownloadResumes, "haul resume \(id) queues it again: it continues from its bytes"),
       (LibraryWording.runAgainToFetchAnew, "haul resume \(id) queues it again to fetch it anew"),
-      (LibraryWording.runAgainStartsOver, "haul resume \(id) queues it again, starting over"),
+      (LibraryWording.newDownloadStartsOver, "haul resume \(id) queues it again, starting over"),
     ]
   }
 
   static let replacements: [(library: String, command: String)] = [
     (LibraryWording.overwriteToFetchAgain, "use --overwrite to fetch it again"),
-    (LibraryWording.runAgainToResume, "run the same command again to resume"),
+    (LibraryWording.newDownloadResumes, "run the same command again to resume"),
     (LibraryWording.runAgainToFetchAnew, "run the same command again to fetch it anew"),
-    (LibraryWording.runAgainStartsOver, "running the same command again starts over"),
+    (LibraryWording.newDownloadStartsOver, "running the same command again starts over"),
     (
       LibraryWording.newURLToResume,
       "run haul again with a fresh URL of the same file and the same -o: it resumes from the bytes held "

@@ -6,7 +6,7 @@ import Testing
 /// The library's hints in the command's words.
 @Suite struct CommandWordingTests {
   @Test(arguments: [
-    (LibraryWording.runAgainToResume, false, "run the same command again to resume"),
+    (LibraryWording.newDownloadResumes, false, "run the same command again to resume"),
     (
       "it was left as it is; " + LibraryWording.overwriteToFetchAgain, false,
       "it was left as it is; use --overwrite to fetch it again"
@@ -16,7 +16,7 @@ import Testing
       "the corrupt download was discarded; run the same command again to fetch it anew"
     ),
     (
-      "stopped; " + LibraryWording.runAgainStartsOver, false,
+      "stopped; " + LibraryWording.newDownloadStartsOver, false,
       "stopped; running the same command again starts over"
     ),
     // No "-o to choose another name" when -o named the file.
@@ -41,12 +41,12 @@ import Testing
       wording.translate("it was left as it is; " + LibraryWording.overwriteToFetchAgain)
         == "it was left as it is; remove it (haul rm 0123456789abcdef) and add it again with --overwrite to fetch it again"
     )
-    #expect(wording.translate(LibraryWording.runAgainToResume).hasPrefix("haul resume 0123456789abcdef"))
+    #expect(wording.translate(LibraryWording.newDownloadResumes).hasPrefix("haul resume 0123456789abcdef"))
     #expect(wording.translate("nothing to translate") == "nothing to translate")
   }
 
   @Test func translatesAFailureAndLeavesTheRestAlone() {
-    let error = HaulError(.interrupted, "stopped; 1 MiB saved", hint: LibraryWording.runAgainToResume)
+    let error = HaulError(.interrupted, "stopped; 1 MiB saved", hint: LibraryWording.newDownloadResumes)
     let shown = CommandWording().translate(error)
     #expect(shown.category == .interrupted && shown.message == error.message)
     #expect(shown.hint == "run the same command again to resume")

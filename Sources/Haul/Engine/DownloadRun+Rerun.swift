@@ -42,16 +42,16 @@ extension DownloadRun {
     if streamed, let obstacle {
       return HaulError(
         .interrupted,
-        "stopped after \(ByteQuantity.format(state.heldBytes)); \(obstacle), so \(LibraryWording.runAgainStartsOver)"
+        "stopped after \(ByteQuantity.format(state.heldBytes)); \(obstacle), so \(LibraryWording.newDownloadStartsOver)"
       )
     }
     guard state.heldBytes > 0 else { return HaulError(.interrupted, "stopped before any byte was saved") }
     let saved = ByteQuantity.format(state.heldBytes) + " saved"
     guard let obstacle else {
-      return HaulError(.interrupted, "stopped; " + saved, hint: LibraryWording.runAgainToResume)
+      return HaulError(.interrupted, "stopped; " + saved, hint: LibraryWording.newDownloadResumes)
     }
     return HaulError(
-      .interrupted, "stopped; \(saved), but \(obstacle), so \(LibraryWording.runAgainStartsOver)")
+      .interrupted, "stopped; \(saved), but \(obstacle), so \(LibraryWording.newDownloadStartsOver)")
   }
 
   static func modifiedError(_ message: String) -> HaulError {
@@ -78,9 +78,10 @@ extension DownloadRun {
 /// (`CommandWording`): a library error speaks of the library.
 package enum LibraryWording {
   package static let overwriteToFetchAgain = "set `DownloadOptions.overwrite` to fetch it again"
-  package static let runAgainToResume = "call `run()` again to resume"
+  /// After `cancel(keepPartial: true)`: that `Download` is spent (its `run()` throws).
+  package static let newDownloadResumes = "a new `Download` of the same URL and destination resumes from them"
   package static let runAgainToFetchAnew = "call `run()` again to fetch it anew"
-  package static let runAgainStartsOver = "calling `run()` again starts over"
+  package static let newDownloadStartsOver = "a new `Download` of the same URL and destination starts over"
   package static let newURLToResume =
     "a `Download` of a fresh URL of the same file to the same destination resumes from the bytes held "
     + "(`DownloadOptions.refreshURL` asks for one by itself)"

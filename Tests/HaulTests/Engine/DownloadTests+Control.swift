@@ -179,6 +179,8 @@ extension DownloadTests {
       if case .progress(let progress) = event, progress.bytes > 50_000 { download.cancel() }
     }
     #expect(kept.error?.category == .interrupted)
+    // This `Download` is spent: the hint must not say to call its `run()` again.
+    #expect(kept.error?.hint?.contains("a new `Download` of the same URL and destination") == true, "\(kept)")
     let saved = try #require(SavedProgress.load(for: file))
     #expect(saved.bytes > 50_000)
     #expect(!Self.exists(file.path))

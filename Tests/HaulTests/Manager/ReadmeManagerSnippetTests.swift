@@ -26,9 +26,11 @@ struct ReadmeManagerSnippetTests {
         }
       }
     }
-    let id = try await manager.add("https://example.com/big.iso", to: .directory(URL(fileURLWithPath: ".")))
-    try await manager.pause(id)  // its bytes stay on disk; it stays paused across launches
-    try await manager.resume(id)  // continues from them; start(id) also moves it to the front
+    let id = try await manager.add(
+      "https://example.com/big.iso", to: .directory(URL(fileURLWithPath: ".")), paused: true)
+    try await manager.resume(id)  // queues it; pause(id) stops it (bytes kept, paused across launches)
+    // resume continues from what it holds; start(id) also moves it to the front. A download that
+    // has already finished cannot be paused: pause throws, as aria2's does.
     try await manager.setMaxConcurrentDownloads(8)  // default 4; setOverallRateLimit(4 << 20) caps all
     await manager.waitUntilIdle()  // until nothing is left to run
     await manager.close()  // what still runs continues at the next launch
