@@ -5,6 +5,7 @@
 // fuzz-source: Sources/HaulCLI/CommandLineOptions.swift
 // fuzz-source: Sources/HaulCLI/CommandLineOptions+Network.swift
 // fuzz-source: Sources/HaulCLI/CommandLineOptions+RefreshCommand.swift
+// fuzz-source: Sources/HaulCLI/CommandLineOptions+Habits.swift
 
 import HaulCore
 
