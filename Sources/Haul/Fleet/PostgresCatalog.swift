@@ -234,7 +234,7 @@ final class PostgresCatalog: DownloadCatalog {
     case .position(_, let position):
       return [(FleetSQL.setPosition, [id, position])]
     case .options(_, let options, let secrets):
-      guard secrets.subtracting(.urlPassword).isEmpty else { throw Self.secretsRefused }
+      guard secrets.isDisjoint(with: .inOptions) else { throw Self.secretsRefused }
       let fleet = FleetJobOptions(options.options(secretHeaders: [:]))
       return [(FleetSQL.setOptions, [id, fleet.json, min(64, max(1, options.connections ?? 1))])]
     case .url(_, let url, let secrets):

@@ -149,7 +149,7 @@ extension DownloadManager {
     let (stored, secretHeaders) = StoredOptions.split(options)
     let refresh = options.refreshURL
     try await change(
-      .options(id, stored, secrets: SecretParts.of(options)),
+      .options(id, stored, secrets: SecretParts.of(options, secretHeaders: secretHeaders)),
       secrets: { $0.headers = secretHeaders }, memory: { $0.refreshers[id] = refresh })
   }
 

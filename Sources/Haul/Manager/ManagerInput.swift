@@ -27,7 +27,7 @@ enum ManagerInput {
       let (url, urlSecrets) = try split(url: request.url)
       try validate(request.options, url: url)
       let (options, secretHeaders) = StoredOptions.split(request.options)
-      var parts = SecretParts.of(request.options)
+      var parts = SecretParts.of(request.options, secretHeaders: secretHeaders)
       if urlSecrets != nil { parts.insert(.urlPassword) }
       let record = DownloadRecord(
         id: .placeholder, url: url, destination: destination, options: options, secrets: parts, addedAt: now)

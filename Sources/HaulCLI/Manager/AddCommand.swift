@@ -119,7 +119,9 @@ enum AddCommand {
   private static func warnAboutSecrets(ids: [DownloadID], requests: [DownloadRequest], sink: OutputSink) {
     let needing = zip(ids, requests).filter { _, request in
       let url = (try? RequestURL.normalize(request.url)) ?? request.url
-      return RequestURL.withoutPassword(url) != url || !SecretParts.of(request.options).isEmpty
+      let secretHeaders = StoredOptions.split(request.options).secretHeaders
+      return RequestURL.withoutPassword(url) != url
+        || !SecretParts.of(request.options, secretHeaders: secretHeaders).isEmpty
     }
     guard !needing.isEmpty else { return }
     let listed =

@@ -70,10 +70,14 @@ package struct SecretParts: OptionSet, Sendable, Hashable {
   /// `network.cookies` (`-b 'NAME=VALUE'`).
   package static let cookies = SecretParts(rawValue: 8)
 
-  /// The secret parts of `options` that `StoredOptions` leaves out or never encodes.
-  package static func of(_ options: DownloadOptions) -> SecretParts {
+  /// The parts that live in a download's options (a change of options replaces them).
+  package static let inOptions: SecretParts = [.headers, .password, .cookies]
+
+  /// The secret parts of `options` that `StoredOptions` leaves out or never encodes, given the
+  /// header values `StoredOptions.split` took out of them.
+  package static func of(_ options: DownloadOptions, secretHeaders: [Int: String]) -> SecretParts {
     var parts: SecretParts = []
-    if !StoredOptions.split(options).secretHeaders.isEmpty { parts.insert(.headers) }
+    if !secretHeaders.isEmpty { parts.insert(.headers) }
     if options.network.password != nil { parts.insert(.password) }
     if options.network.cookies != nil { parts.insert(.cookies) }
     return parts
@@ -190,8 +194,7 @@ package enum RecordChange: Sendable, Equatable {
     case .position(_, let position): record.position = position
     case .options(_, let options, let secrets):
       record.options = options
-      let inOptions: SecretParts = [.headers, .password, .cookies]
-      record.secrets = record.secrets.subtracting(inOptions).union(secrets.intersection(inOptions))
+      record.secrets = record.secrets.subtracting(.inOptions).union(secrets.intersection(.inOptions))
     case .url(_, let url, let secrets):
       record.url = url
       record.secrets = record.secrets.subtracting(.urlPassword).union(secrets.intersection(.urlPassword))

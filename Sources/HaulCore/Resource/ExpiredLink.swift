@@ -31,9 +31,7 @@ package struct ExpiredLink: Error, Sendable, Equatable {
 
   /// What happened, for the message: "the link seems to have expired (403 Forbidden after …)".
   package var description: String {
-    let text = RangeResponse.statusText(status)
-    return "the link seems to have expired (the server answered \(status)\(text.isEmpty ? "" : " \(text)") "
-      + "after \(heldBytes) bytes were received)"
+    "the link seems to have expired (\(RangeResponse.answered(status)) after \(heldBytes) bytes were received)"
   }
 
   /// Whether another fresh URL may be asked for after `done` refreshes.
