@@ -31,6 +31,7 @@ struct CommandWording: Sendable, Equatable {
 
   static let replacements: [(library: String, command: String)] = [
     (LibraryWording.overwriteToFetchAgain, "use --overwrite to fetch it again"),
+    (LibraryWording.targetIsDirectory, "name a file in it with -o, or save into it with -d instead of -o"),
     (LibraryWording.newDownloadResumes, "run the same command again to resume"),
     (LibraryWording.runAgainToFetchAnew, "run the same command again to fetch it anew"),
     (LibraryWording.newDownloadStartsOver, "running the same command again starts over"),

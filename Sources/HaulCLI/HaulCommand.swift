@@ -81,10 +81,12 @@ enum HaulCommand {
     return stderrIsTerminal ? .terminal : .plain
   }
 
+  /// Where `-o -` writes: standard output as it is (a pipe, a terminal, a file the shell opened).
+  static let standardOutputPath = "/dev/stdout"
+
   static func destination(for options: CommandLineOptions) -> DownloadDestination {
-    // `-o -`: standard output, written as it is (a pipe, a terminal, a file the shell opened).
     if let output = options.output {
-      return .file(URL(fileURLWithPath: output == "-" ? "/dev/stdout" : output))
+      return .file(URL(fileURLWithPath: output == "-" ? standardOutputPath : output))
     }
     return .directory(URL(fileURLWithPath: options.directory ?? ".", isDirectory: true))
   }

@@ -85,7 +85,7 @@ struct Reporter: Sendable {
         if let total = start.totalBytes, total > 0 {
           lastPlainDecile = Int((Double(start.resumedFrom) / Double(total) * 10).rounded(.down))
         }
-        message(Self.startText(start, path: displayPath(start.file)))
+        message(Self.startText(start, path: Self.shownPath(start.file, displayPath)))
       } else if start.resumedFrom > 0 {
         message("resuming at " + Self.amount(start.resumedFrom, of: start.totalBytes))
       }
@@ -101,7 +101,7 @@ struct Reporter: Sendable {
     case .completed(let result):
       guard style != .quiet else { return }
       clearLine()
-      sink.stderr(Self.summary(result, path: displayPath(result.file)) + "\n")
+      sink.stderr(Self.summary(result, path: Self.shownPath(result.file, displayPath)) + "\n")
     case .failed(let error):
       clearLine()
       sink.stderr(Self.errorText(error, held: heldAmount()))
@@ -122,12 +122,20 @@ struct Reporter: Sendable {
 
   // MARK: - Texts
 
-  static func startText(_ start: DownloadStart, path: String) -> String {
+  /// The file as the texts show it; nil for standard output (`-o -`), which is not a file the
+  /// user would look for.
+  static func shownPath(_ file: URL, _ displayPath: (URL) -> String) -> String? {
+    file.path == HaulCommand.standardOutputPath ? nil : displayPath(file)
+  }
+
+  /// `downloading ubuntu.iso (1.00 GiB)`; `path` nil: standard output.
+  static func startText(_ start: DownloadStart, path: String?) -> String {
+    let size = start.totalBytes.map(ByteQuantity.format) ?? "size unknown"
+    guard let path else { return "downloading to standard output (\(size))" }
     let shown = ProgressLine.sanitize(path)
     if start.resumedFrom > 0 {
       return "resuming \(shown) at " + amount(start.resumedFrom, of: start.totalBytes)
     }
-    let size = start.totalBytes.map(ByteQuantity.format) ?? "size unknown"
     return "downloading \(shown) (\(size))"
   }
 
@@ -136,9 +144,10 @@ struct Reporter: Sendable {
       + ProgressLine.formatFixed(notice.delay, decimals: 1) + " s (" + ProgressLine.attemptText(notice) + ")"
   }
 
-  /// `✓ saved ubuntu.iso (1.00 GiB in 12.3 s, 83.2 MiB/s)` and friends.
-  static func summary(_ result: DownloadResult, path: String) -> String {
-    let shown = ProgressLine.sanitize(path)
+  /// `✓ saved ubuntu.iso (1.00 GiB in 12.3 s, 83.2 MiB/s)` and friends; `path` nil: standard
+  /// output (`✓ sent to standard output (…)`).
+  static func summary(_ result: DownloadResult, path: String?) -> String {
+    let shown = path.map(ProgressLine.sanitize) ?? "standard output"
     if result.wasAlreadyComplete {
       if result.remoteChanged {
         return
@@ -154,7 +163,7 @@ struct Reporter: Sendable {
     if result.resumedFrom > 0 {
       details += "; resumed from " + ByteQuantity.format(result.resumedFrom)
     }
-    return "✓ saved \(shown) (\(details))"
+    return path == nil ? "✓ sent to standard output (\(details))" : "✓ saved \(shown) (\(details))"
   }
 
   /// `haul: message` and `haul: hint`, each ending in a newline.

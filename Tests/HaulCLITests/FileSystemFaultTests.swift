@@ -195,6 +195,9 @@ struct FileSystemFaultTests {
     let outcome = try await HaulBinary.run(["-o", occupied.path, server.url("/file.bin")])
     #expect(outcome.status == 3, "\(outcome)")
     #expect(outcome.stderr.contains("\(occupied.path) is a directory"), "\(outcome)")
+    // The command's words, not the library's: -d saves into it.
+    #expect(outcome.stderr.contains("save into it with -d instead of -o"), "\(outcome)")
+    #expect(!outcome.stderr.contains("DownloadDestination"), "\(outcome)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["file.bin"])
     #expect(try FileManager.default.contentsOfDirectory(atPath: occupied.path) == ["keep.txt"])
     #expect(

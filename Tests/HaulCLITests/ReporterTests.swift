@@ -165,6 +165,10 @@ struct ReporterTests {
     #expect(
       Reporter.summary(Fixtures.result(total: 0, received: 0, duration: 0), path: "e")
         == "✓ saved e (0 B in 0.00 s)")
+    // `-o -`: no file to name.
+    #expect(
+      Reporter.summary(Fixtures.result(total: 100 * mib, received: 100 * mib, duration: 2), path: nil)
+        == "✓ sent to standard output (100 MiB in 2.00 s, 50.0 MiB/s)")
   }
 
   @Test func startTexts() {
@@ -172,6 +176,12 @@ struct ReporterTests {
     #expect(
       Reporter.startText(Fixtures.start(resumedFrom: 41 * mib, total: 100 * mib), path: "x")
         == "resuming x at 41.0 MiB of 100 MiB")
+    #expect(
+      Reporter.startText(Fixtures.start(total: 100 * mib), path: nil)
+        == "downloading to standard output (100 MiB)")
+    #expect(
+      Reporter.shownPath(URL(fileURLWithPath: HaulCommand.standardOutputPath), Reporter.relativePath) == nil)
+    #expect(Reporter.shownPath(URL(fileURLWithPath: "/tmp/a.iso"), Reporter.relativePath) == "/tmp/a.iso")
   }
 
   @Test func restartMessage() {

@@ -33,7 +33,9 @@ struct StreamTargetTests {
     #expect(result.status == 0, "\(result.stderr)")
     let same = result.stdout == body
     #expect(same, "standard output is not the file (\(result.stdout.count) bytes)")
-    #expect(result.stderr.contains("saved /dev/stdout"), "\(result.stderr)")
+    #expect(result.stderr.contains("✓ sent to standard output ("), "\(result.stderr)")
+    #expect(result.stderr.contains("downloading to standard output ("), "\(result.stderr)")
+    #expect(!result.stderr.contains("/dev/stdout"), "\(result.stderr)")
     // One connection, in order; nothing on disk.
     #expect(server.requests(for: "/f.bin").count == 1)
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)

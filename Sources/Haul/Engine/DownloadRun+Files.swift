@@ -54,7 +54,7 @@ extension DownloadRun {
     try UserFiles.requireWritableDirectory(paths.directory)
     try paths.refuseUnsafeFiles(replacingTarget: options.overwrite)
     if FileIO.isDirectory(paths.target) {
-      throw HaulError(.fileSystem, "\(paths.target) is a directory", hint: "choose a file name with -o")
+      throw HaulError(.fileSystem, "\(paths.target) is a directory", hint: LibraryWording.targetIsDirectory)
     }
     let finished = FinishedFileRecord.read(at: paths.target).flatMap { $0.url == recordedURL ? $0 : nil }
     var partExisted = FileIO.exists(paths.part)

@@ -78,6 +78,9 @@ extension DownloadRun {
 /// (`CommandWording`): a library error speaks of the library.
 package enum LibraryWording {
   package static let overwriteToFetchAgain = "set `DownloadOptions.overwrite` to fetch it again"
+  /// A `.file` destination that is a directory.
+  package static let targetIsDirectory =
+    "name a file in it (`DownloadDestination.file`), or save into it with `DownloadDestination.directory`"
   /// After `cancel(keepPartial: true)`: that `Download` is spent (its `run()` throws).
   package static let newDownloadResumes = "a new `Download` of the same URL and destination resumes from them"
   package static let runAgainToFetchAnew = "call `run()` again to fetch it anew"
