@@ -32,6 +32,43 @@ struct CommandWording: Sendable, Equatable {
   static let replacements: [(library: String, command: String)] = [
     (LibraryWording.overwriteToFetchAgain, "use --overwrite to fetch it again"),
     (LibraryWording.targetIsDirectory, "name a file in it with -o, or save into it with -d instead of -o"),
+    (
+      LibraryWording.continueOrReplaceTarget,
+      "if it is a partial download of this URL (by curl or wget), use --continue to resume it; "
+        + "else --overwrite to replace it, or -o to choose another name"
+    ),
+    (LibraryWording.replacePart, "use --overwrite to replace it, or -o to choose another name"),
+    (
+      LibraryWording.continueOrReplacePart,
+      "use --continue to resume from it (its bytes are checked against the server's), "
+        + "--overwrite to replace it, or -o to choose another name"
+    ),
+    (
+      LibraryWording.replaceLink,
+      "use --overwrite to replace the link itself (what it points to is left alone), or -o to choose another name"
+    ),
+    (
+      LibraryWording.fetchMovedAnew,
+      "use --overwrite to download the new URL's file from the start, or -o to choose another name"
+    ),
+    (
+      LibraryWording.replaceForeignPartial,
+      "use --overwrite to replace it with the server's file, or -o to choose another name"
+    ),
+    (
+      LibraryWording.passCredentials,
+      "pass credentials: -u USER:PASSWORD, --key FILE for SFTP, or -H 'Authorization: Bearer TOKEN'"
+    ),
+    (
+      LibraryWording.proxyLogin,
+      "give the proxy's login in its URL: --proxy http://USER:PASSWORD@HOST:PORT (or in $https_proxy)"
+    ),
+    (LibraryWording.raiseTimeout, "raise --timeout for slow servers"),
+    (
+      LibraryWording.skipCertificateCheck,
+      "the server's certificate could not be verified; --insecure skips the check (unsafe)"
+    ),
+    (LibraryWording.skipHostKeyCheck, "--insecure skips the host key check (unsafe)"),
     (LibraryWording.newDownloadResumes, "run the same command again to resume"),
     (LibraryWording.runAgainToFetchAnew, "run the same command again to fetch it anew"),
     (LibraryWording.newDownloadStartsOver, "running the same command again starts over"),

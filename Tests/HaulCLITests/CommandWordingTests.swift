@@ -29,9 +29,34 @@ import Testing
       "use --overwrite to replace it, or choose another file name"
     ),
     ("nothing to translate", true, "nothing to translate"),
+    (LibraryWording.raiseTimeout, false, "raise --timeout for slow servers"),
+    (
+      LibraryWording.fetchMovedAnew, true,
+      "use --overwrite to download the new URL's file from the start, or choose another file name"
+    ),
+    (
+      LibraryWording.targetIsDirectory, true,
+      "name a file in it with -o, or save into it with -d instead of -o"
+    ),
   ])
   func translates(library: String, outputGiven: Bool, command: String) {
     #expect(CommandWording(outputGiven: outputGiven).translate(library) == command)
+  }
+
+  /// Every library hint has the command's words: none names a library type to the user.
+  @Test(arguments: [
+    LibraryWording.overwriteToFetchAgain, LibraryWording.targetIsDirectory, LibraryWording.newDownloadResumes,
+    LibraryWording.runAgainToFetchAnew, LibraryWording.newDownloadStartsOver, LibraryWording.newURLToResume,
+    LibraryWording.continueOrReplaceTarget, LibraryWording.replacePart, LibraryWording.continueOrReplacePart,
+    LibraryWording.replaceLink, LibraryWording.fetchMovedAnew, LibraryWording.replaceForeignPartial,
+    LibraryWording.passCredentials, LibraryWording.proxyLogin, LibraryWording.raiseTimeout,
+    LibraryWording.skipCertificateCheck, LibraryWording.skipHostKeyCheck,
+  ])
+  func everyLibraryHintIsTranslated(hint: String) {
+    let shown = CommandWording().translate(hint)
+    #expect(shown != hint)
+    #expect(!shown.contains("`"), "\(shown)")
+    #expect(!shown.contains("Options"), "\(shown)")
   }
 
   @Test func aManagerDownloadGetsTheManagersRemedies() throws {

@@ -73,19 +73,3 @@ extension DownloadRun {
     return expected
   }
 }
-
-/// The library's words for what to do next, which the `haul` command replaces with its own
-/// (`CommandWording`): a library error speaks of the library.
-package enum LibraryWording {
-  package static let overwriteToFetchAgain = "set `DownloadOptions.overwrite` to fetch it again"
-  /// A `.file` destination that is a directory.
-  package static let targetIsDirectory =
-    "name a file in it (`DownloadDestination.file`), or save into it with `DownloadDestination.directory`"
-  /// After `cancel(keepPartial: true)`: that `Download` is spent (its `run()` throws).
-  package static let newDownloadResumes = "a new `Download` of the same URL and destination resumes from them"
-  package static let runAgainToFetchAnew = "call `run()` again to fetch it anew"
-  package static let newDownloadStartsOver = "a new `Download` of the same URL and destination starts over"
-  package static let newURLToResume =
-    "a `Download` of a fresh URL of the same file to the same destination resumes from the bytes held "
-    + "(`DownloadOptions.refreshURL` asks for one by itself)"
-}

@@ -48,8 +48,7 @@ struct DownloadPaths: Equatable, Sendable {
     if !replacingTarget, lstat(target, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
       throw HaulError(
         .fileSystem, LocalFileError(target, .symbolicLink).description,
-        hint: "use --overwrite to replace the link itself (what it points to is left alone), "
-          + "or -o to choose another name")
+        hint: LibraryWording.replaceLink)
     }
   }
 

@@ -161,14 +161,18 @@ enum QueueCommands {
     var name = ListTable.name(
       file: job.file.map { String($0.split(separator: "/").last ?? "") } ?? job.fileName, url: job.url)
     if let worker = job.worker, job.state == .active { name += " @" + ProgressLine.sanitize(worker) }
-    if job.state == .failed, let error = job.error { name += ": " + ProgressLine.sanitize(error.message) }
+    if job.state == .failed, let error = job.error {
+      name += ": " + ProgressLine.sanitize(CommandWording().translate(error.message))
+    }
     return ListTable.Item(
       id: job.id, state: job.state.rawValue, bytes: job.bytes, totalBytes: job.totalBytes,
       complete: job.state == .complete, speed: job.state == .active ? job.bytesPerSecond : nil, name: name)
   }
 
   static func json(_ job: FleetJob) -> String {
-    JSONEventLine.object([
+    // A worker records the library's words; the command shows its own.
+    let error = job.error.map { CommandWording().translate($0) }
+    return JSONEventLine.object([
       ("id", .string(job.id)),
       ("state", .string(job.state.rawValue)),
       ("bytes", .int(job.bytes)),
@@ -177,9 +181,9 @@ enum QueueCommands {
       ("bytes_per_second", .double(JSONEventLine.rounded(job.bytesPerSecond ?? 0, places: 1))),
       ("file", .optional(job.file)),
       ("url", .string(job.url)),
-      ("error", .optional(job.error?.message)),
-      ("error_category", .optional(job.error.map { JSONEventLine.categoryName($0.category) })),
-      ("hint", .optional(job.error?.hint)),
+      ("error", .optional(error?.message)),
+      ("error_category", .optional(error.map { JSONEventLine.categoryName($0.category) })),
+      ("hint", .optional(error?.hint)),
       ("worker", .optional(job.worker)),
       ("finished_by", .optional(job.finishedBy)),
       ("priority", .int(Int64(job.priority))),

@@ -279,17 +279,17 @@ extension DownloadMachine {
     case .interrupted: HaulError(.network, "the connection broke: \(failure.message)", underlying: failure)
     case .timedOut:
       HaulError(
-        .network, "timed out: \(failure.message)", hint: "raise --timeout for slow servers",
+        .network, "timed out: \(failure.message)", hint: LibraryWording.raiseTimeout,
         underlying: failure)
     case .tls:
       HaulError(
         .tls, "TLS failed: \(failure.message)",
-        hint: "the server's certificate could not be verified; --insecure skips the check (unsafe)",
+        hint: LibraryWording.skipCertificateCheck,
         underlying: failure)
     case .hostKey:
       // The message says which key, where known_hosts is and how to add a key once checked.
       HaulError(
-        .tls, failure.message, hint: "--insecure skips the host key check (unsafe)", underlying: failure)
+        .tls, failure.message, hint: LibraryWording.skipHostKeyCheck, underlying: failure)
     case .tooManyRedirects:
       HaulError(.protocol, "too many redirects: \(failure.message)", underlying: failure)
     case .badURL: HaulError(.invalidInput, "unusable URL: \(failure.message)", underlying: failure)

@@ -35,13 +35,13 @@ package enum PendingProof: Sendable, Equatable {
         .fileSystem,
         "the partial download came from another URL (\(url)), and the new one may serve another file: \(why); "
           + "the partial was left as it was",
-        hint: "use --overwrite to download the new URL's file from the start, or -o to choose another name")
+        hint: LibraryWording.fetchMovedAnew)
     case .foreignPartial:
       // As wget -c leaves a file it cannot continue.
       HaulError(
         .fileSystem,
         "the partial file to continue may not be the start of this URL's file: \(why); it was left as it was",
-        hint: "use --overwrite to replace it with the server's file, or -o to choose another name",
+        hint: LibraryWording.replaceForeignPartial,
         underlying: UnprovenPartial())
     }
   }

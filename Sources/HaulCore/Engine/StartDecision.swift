@@ -29,8 +29,7 @@ package enum StartDecision {
         return .refuse(
           HaulError(
             .fileSystem, "\(target) already exists and was not downloaded by haul from this URL",
-            hint: "if it is a partial download of this URL (by curl or wget), use --continue to resume it; "
-              + "else --overwrite to replace it, or -o to choose another name", underlying: TargetExists()))
+            hint: LibraryWording.continueOrReplaceTarget, underlying: TargetExists()))
       }
       guard !partExists else {
         return .refuse(
@@ -95,7 +94,7 @@ package enum StartDecision {
         return .refuse(
           HaulError(
             .fileSystem, "\(part) belongs to another download (\(partOwner))",
-            hint: "use --overwrite to replace it, or -o to choose another name"))
+            hint: LibraryWording.replacePart))
       }
       if partExisted, partSize > 0, partOwner == nil || partOwner == url, continuePartial, !overwrite {
         // No validator is known: the first request repeats the tail and compares it.
@@ -107,8 +106,7 @@ package enum StartDecision {
         return .refuse(
           HaulError(
             .fileSystem, "\(part) exists but was not made by haul (or its state file was removed)",
-            hint: "use --continue to resume from it (its bytes are checked against the server's), "
-              + "--overwrite to replace it, or -o to choose another name"))
+            hint: LibraryWording.continueOrReplacePart))
       }
       return .resume(empty, truncate: partSize > 0, replaceState: false, notice: nil)
     }

@@ -147,15 +147,13 @@ package enum RangeResponse {
       return .fail(
         HaulError(
           .authentication, answered(status),
-          hint: "pass credentials: -u USER:PASSWORD, --key FILE for SFTP, or -H 'Authorization: Bearer TOKEN'"
-        ))
+          hint: LibraryWording.passCredentials))
     case 407:
       // The proxy's login, not the server's: -u would be sent to the server.
       return .fail(
         HaulError(
           .authentication, "the proxy answered 407 \(statusText(407))",
-          hint:
-            "give the proxy's login in its URL: --proxy http://USER:PASSWORD@HOST:PORT (or in $https_proxy)"))
+          hint: LibraryWording.proxyLogin))
     case 300..<400:
       return .fail(HaulError(.protocol, "the server answered \(status) without a usable redirect"))
     case 400..<600:

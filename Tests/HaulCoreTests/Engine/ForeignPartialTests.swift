@@ -96,7 +96,7 @@ import Testing
     let error = try #require(Self.failure(&machine))
     #expect(error.underlying is UnprovenPartial)
     #expect(error.category == .fileSystem && error.message.contains(word), "\(error.message)")
-    #expect(error.message.contains("left as it was") && error.hint?.contains("--overwrite") == true)
+    #expect(error.message.contains("left as it was") && error.hint == LibraryWording.replaceForeignPartial)
   }
 
   /// A Haul partial of a server without validators still starts over when the bytes differ:

@@ -94,7 +94,7 @@ import Testing
     #expect(actions == [.cancelTransfers([1])])
     let (error, state) = try #require(Self.failure(&machine))
     #expect(error.message.contains("another URL") && error.message.contains(word), "\(error.message)")
-    #expect(error.hint?.contains("--overwrite") == true)
+    #expect(error.hint == LibraryWording.fetchMovedAnew)
     #expect(state == Self.saved(), "the partial is left as it was")
   }
 

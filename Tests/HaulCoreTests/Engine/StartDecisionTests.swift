@@ -25,7 +25,7 @@ import Testing
     #expect(error.category == .fileSystem && error.message.contains("not downloaded by haul"))
     #expect(error.underlying is TargetExists, "the daemon's aria2 code 13 is told by this cause")
     #expect(decide(nil, target: true, part: false, overwrite: true) == .openPart)
-    #expect(error.hint?.contains("--continue") == true)
+    #expect(error.hint?.contains("continuePartial") == true)
     // `--continue`: another tool's partial at the target is adopted, unless a .part is there too.
     func continued(_ finished: ResumeState?, target: Bool, part: Bool) -> Decision {
       StartDecision.beforeOpening(
@@ -103,7 +103,7 @@ import Testing
     #expect(marked(Self.url) == .resume(empty, truncate: true, replaceState: false, notice: nil))
     // Without the flag the refusal says how to continue.
     if case .refuse(let error) = decide(.none, size: 40) {
-      #expect(error.hint?.contains("--continue") == true)
+      #expect(error.hint?.contains("continuePartial") == true)
     }
     // `--continue`: a .part without its state (unmarked, or marked by this URL) is continued
     // from its size; another download's .part is still refused; --overwrite still replaces.

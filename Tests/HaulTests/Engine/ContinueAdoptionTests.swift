@@ -26,7 +26,7 @@ import Testing
     let refused = try await Run.run(
       server.url("/f"), to: .file(file), options: Self.options(continuing: false))
     #expect(refused.error?.category == .fileSystem)
-    #expect(refused.error?.hint?.contains("--continue") == true)
+    #expect(refused.error?.hint?.contains("continuePartial") == true)
     server.clearRequests()
     let outcome = try await Run.run(server.url("/f"), to: .file(file), options: Self.options())
     #expect(outcome.error == nil)
@@ -51,7 +51,7 @@ import Testing
     try Data(body[0..<150_000]).write(to: file)
     let refused = try await Run.run(
       server.url("/f"), to: .file(file), options: Self.options(continuing: false))
-    #expect(refused.error?.hint?.contains("--continue") == true)
+    #expect(refused.error?.hint?.contains("continuePartial") == true)
     do {
       let same = Run.holds(file, Array(body[0..<150_000]))
       #expect(same, "the refused partial was changed")
@@ -93,7 +93,7 @@ import Testing
     let outcome = try await Run.run(server.url("/f"), to: .file(file), options: Self.options())
     let error = try #require(outcome.error)
     #expect(error.category == .fileSystem && error.underlying is UnprovenPartial, "\(error)")
-    #expect(error.message.contains("left as it was") && error.hint?.contains("--overwrite") == true)
+    #expect(error.message.contains("left as it was") && error.hint == LibraryWording.replaceForeignPartial)
     if kind == "no ranges" {
       #expect(error.message.contains("with the whole file (as a server that cannot resume does)"), "\(error)")
     }

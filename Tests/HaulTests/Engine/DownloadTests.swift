@@ -278,7 +278,7 @@ import Testing
     try Data("precious".utf8).write(to: target)
     let refused = try await Self.run(server.url("/f"), to: .file(target))
     #expect(refused.error?.category == .fileSystem)
-    #expect(refused.error?.hint?.contains("--overwrite") == true)
+    #expect(refused.error?.hint == LibraryWording.continueOrReplaceTarget)
     do {
       let same = Self.holds(target, Array("precious".utf8))
       #expect(same, "file bytes differ")

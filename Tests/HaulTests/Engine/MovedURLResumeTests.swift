@@ -85,7 +85,7 @@ import Testing
     let outcome = try await Run.run(server.url("/f?sig=new"), to: .file(file))
     #expect(outcome.error?.category == .fileSystem)
     #expect(outcome.error?.message.contains("another URL") == true, "\(String(describing: outcome.error))")
-    #expect(outcome.error?.hint?.contains("--overwrite") == true)
+    #expect(outcome.error?.hint == LibraryWording.fetchMovedAnew)
     let part = URL(fileURLWithPath: file.path + ".part")
     do {
       let same = Run.holds(part, Array(old[0..<200_000]))

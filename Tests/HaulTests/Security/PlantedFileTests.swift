@@ -120,7 +120,7 @@ import Testing
     let refused = try await Self.run(server, to: target)
     #expect(refused.error?.category == .fileSystem, "\(refused.result)")
     #expect(refused.error?.message == Self.symbolicLinkMessage(target))
-    #expect(refused.error?.hint?.contains("--overwrite") == true)
+    #expect(refused.error?.hint == LibraryWording.replaceLink)
     victim.expectUntouched()
     Planted.expectSymbolicLink(at: target, to: victim.path)
     #expect(try place.names() == ["f"])

@@ -38,7 +38,7 @@ import Testing
     let error = DownloadMachine.error(for: failure)
     #expect(error.category == .tls)
     #expect(
-      error.hint == "the server's certificate could not be verified; --insecure skips the check (unsafe)")
+      error.hint == LibraryWording.skipCertificateCheck)
   }
 
   @Test func kindsOfOtherCodesAndLibcurlsOwnWordsWhenTheBufferIsEmpty() {
