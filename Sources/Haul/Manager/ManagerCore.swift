@@ -233,16 +233,28 @@ actor ManagerCore {
   func carryOut(_ actions: [Action]) {
     var queue = actions
     var index = 0
+    // Places in the queue for the `.added` events of this batch (an add may bring thousands).
+    var waitingIndices: [DownloadID: Int]?
     while index < queue.count {
       let action = queue[index]
       index += 1
       switch action {
-      case .claim(let count): queue += claim(count)
-      case .start(let record): queue += start(record)
+      case .claim(let count):
+        queue += claim(count)
+        waitingIndices = nil
+      case .start(let record):
+        queue += start(record)
+        waitingIndices = nil
       case .stop(let id, let reason):
         let download = shared.withLock { $0.downloads[id] }
         download?.cancel(keepPartial: !reason.discards)
       case .deleteFiles(let files): ManagerFiles.delete(files)
+      case .notify(.added(let id)):
+        let snapshot: DownloadSnapshot? = shared.withLock { shared in
+          if waitingIndices == nil { waitingIndices = shared.machine.waitingIndices() }
+          return shared.snapshot(id, queueIndex: waitingIndices?[id])
+        }
+        hub.publish([snapshot.map(DownloadManagerEvent.added) ?? .changed(id)])
       case .notify(let notice): hub.publish([event(notice)])
       }
     }
@@ -256,9 +268,7 @@ actor ManagerCore {
 
   private func event(_ notice: ManagerStateMachine.Notice) -> DownloadManagerEvent {
     switch notice {
-    case .added(let id):
-      if let snapshot = shared.withLock({ $0.snapshot(id) }) { return .added(snapshot) }
-      return .changed(id)
+    case .added(let id): return .changed(id)  // `carryOut` sends `.added` with the queue's places
     case .queued(let id): return .queued(id)
     case .started(let id): return .started(id)
     case .paused(let id): return .paused(id)

@@ -146,6 +146,16 @@ package struct ManagerStateMachine: Sendable {
     return nil
   }
 
+  /// Every waiting download's place in the queue (0 starts next), in one pass: for many
+  /// events at once, where `waitingIndex(of:)` for each would walk the queue each time.
+  package func waitingIndices() -> [DownloadID: Int] {
+    var indices: [DownloadID: Int] = [:]
+    for slot in order.slots where records[slot.id]?.state.isWaiting == true {
+      indices[slot.id] = indices.count
+    }
+    return indices
+  }
+
   /// Nothing runs and nothing will start by itself.
   package var isIdle: Bool {
     runs.isEmpty && pendingClaim == nil && (holding || closing || queued.isEmpty)

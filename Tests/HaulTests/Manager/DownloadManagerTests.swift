@@ -113,6 +113,29 @@ struct DownloadManagerTests {
     await manager.close()
   }
 
+  /// An `.added` event says where the download waits, as `download(id)` does.
+  @Test func addedEventsCarryTheirPlaceInTheQueue() async throws {
+    let fixture = try ManagerFixture()
+    let manager = try fixture.open()
+    let events = manager.events()
+    let first = try await manager.add(
+      fixture.server.url("/a"), to: .directory(fixture.downloads), paused: true)
+    let more = try await manager.add(
+      [
+        DownloadRequest(url: fixture.server.url("/b"), to: .directory(fixture.downloads)),
+        DownloadRequest(url: fixture.server.url("/c"), to: .directory(fixture.downloads)),
+      ], at: .front, paused: true)
+    var places: [DownloadID: Int?] = [:]
+    for await event in events {
+      if case .added(let snapshot) = event { places[snapshot.id] = snapshot.queueIndex }
+      if places.count == 3 { break }
+    }
+    #expect(places[first] == 0, "alone in the queue when added")
+    #expect(places[more[0]] == 0 && places[more[1]] == 1, "\(places)")
+    #expect(manager.download(first)?.queueIndex == 2)
+    await manager.close()
+  }
+
   @Test func aPausedDownloadStaysPausedAcrossLaunches() async throws {
     let fixture = try ManagerFixture()
     let body = fixture.serve("/a.bin", size: 100_000, seed: 3)

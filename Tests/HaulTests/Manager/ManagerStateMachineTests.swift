@@ -338,6 +338,11 @@ struct ManagerStateMachineTests {
     #expect(machine.waiting.map(\.id.rawValue) == [7, 8, 1])
     #expect(machine.records[Queue.id(7)]?.state == .paused)
     #expect(front.actions == [.notify(.added(Queue.id(7))), .notify(.added(Queue.id(8)))])
+    // Their places, in one pass, as `waitingIndex(of:)` gives them one by one.
+    #expect(machine.waitingIndices() == [Queue.id(7): 0, Queue.id(8): 1, Queue.id(1): 2])
+    for id in [7, 8, 1, 2, 3].map(Queue.id) {
+      #expect(machine.waitingIndices()[id] == machine.waitingIndex(of: id))
+    }
 
     var same = Queue.record(9)
     same.file = "/d/1"
