@@ -54,6 +54,17 @@ class NewDataTests(unittest.TestCase):
         self.assertIn("the two take 1.50 s (2.50× the larger alone: receiving and writing share", md)
         self.assertIn("and Haul's wall time is 0.80× that.", md)
 
+    def test_benchmark_1_states_the_durable_disk_limit(self):
+        b = bench({"haul -x 1": summary(3.0, ratio=1.0), "curl, then sha256sum": summary(5.0),
+                   "curl -o /dev/null": summary(0.4), "dd oflag=direct": summary(1.2),
+                   "dd oflag=direct conv=fdatasync": summary(2.4)},
+                  size=1024 * MiB, reference="haul -x 1")
+        b["metrics"] = single.derive(b["rows"])
+        self.assertAlmostEqual(b["metrics"]["haul_over_durable_disk_limit"]["value"], 1.25)
+        self.assertAlmostEqual(b["metrics"]["haul_over_limit"]["value"], 2.5, msg="the target's limit is unchanged")
+        md = single.render(b)
+        self.assertIn("the same writes take 2.40 s (2.00× without the flush), and Haul's wall time is 1.25× that.", md)
+
     def test_benchmark_1_without_the_limits_at_once_says_nothing_of_them(self):
         b = bench({"haul -x 1": summary(1.2, ratio=1.0), "curl, then sha256sum": summary(5.0),
                    "curl -o /dev/null": summary(0.4), "dd oflag=direct": summary(0.6)},
@@ -61,6 +72,7 @@ class NewDataTests(unittest.TestCase):
         b["metrics"] = single.derive(b["rows"])
         self.assertNotIn("haul_over_limits_at_once", b["metrics"])
         self.assertNotIn("at once", single.render(b))
+        self.assertNotIn("durable", single.render(b))
 
     def test_benchmark_4_shows_what_was_fetched_again(self):
         trial = {"held": 1000 * MiB, "speed": 200 * MiB, "wall": 1.0, "rss_mib": 25.0, "rc": 0,
