@@ -49,7 +49,7 @@ struct FTPTests {
     let arguments = ["--json", "-x", "1", "-o", directory.file("r.bin").path, server.url("r.bin")]
 
     let held = try await Self.interrupt(
-      arguments + ["--limit-rate", "512K"], part: directory.file("r.bin.part"))
+      arguments + ["--limit-rate", "256K"], part: directory.file("r.bin.part"))
     let resumed = try await CurlFlagsEndToEndTests.haul(arguments)
     #expect(resumed.status == 0, "\(resumed)")
     expectBytes(directory.contents("r.bin"), equal: old)
@@ -58,7 +58,7 @@ struct FTPTests {
     #expect(resumed.event("completed")?["received"] == String(Int64(old.count) - from), "\(resumed)")
 
     try FileManager.default.removeItem(at: directory.file("r.bin"))
-    _ = try await Self.interrupt(arguments + ["--limit-rate", "512K"], part: directory.file("r.bin.part"))
+    _ = try await Self.interrupt(arguments + ["--limit-rate", "256K"], part: directory.file("r.bin.part"))
     let new = TestResource.random(size: 4 << 20, seed: 83)  // same size: only MDTM tells them apart
     try server.publish("r.bin", new, modified: Date(timeIntervalSince1970: 1_700_003_600))
     let restarted = try await CurlFlagsEndToEndTests.haul(arguments)
@@ -89,7 +89,7 @@ struct FTPTests {
     expectBytes(directory.contents("n.bin"), equal: body)
   }
 
-  /// Runs `haul` until its partial file holds at least 512 KiB, then stops it with SIGINT (which
+  /// Runs `haul` until its partial file holds at least 256 KiB, then stops it with SIGINT (which
   /// keeps the partial and its state); returns the bytes the partial held. On a starved machine
   /// the signal can come after the last byte: then the finished file is removed and it runs again.
   static func interrupt(_ arguments: [String], part: URL) async throws -> Int64 {
@@ -101,7 +101,7 @@ struct FTPTests {
       let process = try ChildProcess.start(binary, arguments)
       // Only bounds a hang: no assertion on time.
       let deadline = ContinuousClock.now + .seconds(60)
-      while process.isRunning, size() < 512 << 10, ContinuousClock.now < deadline {
+      while process.isRunning, size() < 256 << 10, ContinuousClock.now < deadline {
         try await Task.sleep(for: .milliseconds(20))
       }
       process.signal(SIGINT)

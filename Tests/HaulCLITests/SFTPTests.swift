@@ -87,7 +87,7 @@ struct SFTPTests {
     let arguments = ["--json", "-x", "1", "-o", directory.file("r.bin").path, url]
 
     let held = try await Self.interrupt(
-      arguments + ["--limit-rate", "512K"], server: server, directory: directory)
+      arguments + ["--limit-rate", "256K"], server: server, directory: directory)
     let state = try #require(FileManager.default.contents(atPath: directory.file("r.bin.haul").path))
     #expect(
       !String(decoding: state, as: UTF8.self).contains("hunter2"), "the password reached the state file")
@@ -105,7 +105,7 @@ struct SFTPTests {
       reads.bytes == rest, "the server read \(reads.bytes) bytes for the \(rest) missing: \(server.sftpLog)")
 
     try FileManager.default.removeItem(at: directory.file("r.bin"))
-    _ = try await Self.interrupt(arguments + ["--limit-rate", "512K"], server: server, directory: directory)
+    _ = try await Self.interrupt(arguments + ["--limit-rate", "256K"], server: server, directory: directory)
     let new = TestResource.random(size: 4 << 20, seed: 94)  // same size: only the time tells them apart
     try server.publish("r.bin", new, modified: Date(timeIntervalSince1970: 1_700_003_600))
     let restarted = try await server.haul(arguments)
@@ -183,7 +183,7 @@ struct SFTPTests {
     expectBytes(directory.contents("n.bin"), equal: body)
   }
 
-  /// Runs `haul` until its partial file holds at least 512 KiB, then stops it with SIGINT (which
+  /// Runs `haul` until its partial file holds at least 256 KiB, then stops it with SIGINT (which
   /// keeps the partial and its state); returns the bytes the partial held. On a starved machine
   /// the signal can come after the last byte: then the finished file is removed and it runs again.
   static func interrupt(_ arguments: [String], server: SSHServer, directory: TemporaryDirectory) async throws
@@ -197,7 +197,7 @@ struct SFTPTests {
       let process = try server.startHaul(arguments)
       // Only bounds a hang: no assertion on time.
       let deadline = ContinuousClock.now + .seconds(60)
-      while process.isRunning, size() < 512 << 10, ContinuousClock.now < deadline {
+      while process.isRunning, size() < 256 << 10, ContinuousClock.now < deadline {
         try await Task.sleep(for: .milliseconds(20))
       }
       process.signal(SIGINT)
