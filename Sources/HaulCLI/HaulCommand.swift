@@ -81,12 +81,9 @@ enum HaulCommand {
     return stderrIsTerminal ? .terminal : .plain
   }
 
-  /// Where `-o -` writes: standard output as it is (a pipe, a terminal, a file the shell opened).
-  static let standardOutputPath = "/dev/stdout"
-
   static func destination(for options: CommandLineOptions) -> DownloadDestination {
     if let output = options.output {
-      return .file(URL(fileURLWithPath: output == "-" ? standardOutputPath : output))
+      return output == "-" ? .standardOutput : .file(URL(fileURLWithPath: output))
     }
     return .directory(URL(fileURLWithPath: options.directory ?? ".", isDirectory: true))
   }

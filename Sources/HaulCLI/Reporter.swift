@@ -125,7 +125,7 @@ struct Reporter: Sendable {
   /// The file as the texts show it; nil for standard output (`-o -`), which is not a file the
   /// user would look for.
   static func shownPath(_ file: URL, _ displayPath: (URL) -> String) -> String? {
-    file.path == HaulCommand.standardOutputPath ? nil : displayPath(file)
+    file.path == DownloadDestination.standardOutputPath ? nil : displayPath(file)
   }
 
   /// `downloading ubuntu.iso (1.00 GiB)`; `path` nil: standard output.

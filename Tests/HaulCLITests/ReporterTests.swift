@@ -180,7 +180,8 @@ struct ReporterTests {
       Reporter.startText(Fixtures.start(total: 100 * mib), path: nil)
         == "downloading to standard output (100 MiB)")
     #expect(
-      Reporter.shownPath(URL(fileURLWithPath: HaulCommand.standardOutputPath), Reporter.relativePath) == nil)
+      Reporter.shownPath(URL(fileURLWithPath: DownloadDestination.standardOutputPath), Reporter.relativePath)
+        == nil)
     #expect(Reporter.shownPath(URL(fileURLWithPath: "/tmp/a.iso"), Reporter.relativePath) == "/tmp/a.iso")
   }
 

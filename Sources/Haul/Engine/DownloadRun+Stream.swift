@@ -56,7 +56,7 @@ extension DownloadRun {
   static func namedDescriptor(_ path: String) -> Int32? {
     let descriptor: Int32?
     switch path {
-    case "/dev/stdout": descriptor = STDOUT_FILENO
+    case DownloadDestination.standardOutputPath: descriptor = STDOUT_FILENO
     case "/dev/stderr": descriptor = STDERR_FILENO
     default:
       let number = path.dropFirst("/dev/fd/".count)

@@ -249,13 +249,7 @@ actor ManagerCore {
         let download = shared.withLock { $0.downloads[id] }
         download?.cancel(keepPartial: !reason.discards)
       case .deleteFiles(let files): ManagerFiles.delete(files)
-      case .notify(.added(let id)):
-        let snapshot: DownloadSnapshot? = shared.withLock { shared in
-          if waitingIndices == nil { waitingIndices = shared.machine.waitingIndices() }
-          return shared.snapshot(id, queueIndex: waitingIndices?[id])
-        }
-        hub.publish([snapshot.map(DownloadManagerEvent.added) ?? .changed(id)])
-      case .notify(let notice): hub.publish([event(notice)])
+      case .notify(let notice): hub.publish([event(notice, waitingIndices: &waitingIndices)])
       }
     }
     let waiters = shared.withLock { shared in
@@ -266,9 +260,18 @@ actor ManagerCore {
     for waiter in waiters { waiter.resume() }
   }
 
-  private func event(_ notice: ManagerStateMachine.Notice) -> DownloadManagerEvent {
+  /// The public event for `notice`. An `.added` snapshot carries the download's place in the
+  /// queue, from `waitingIndices` (computed on the first `.added` of a batch, kept for the rest).
+  private func event(_ notice: ManagerStateMachine.Notice, waitingIndices: inout [DownloadID: Int]?)
+    -> DownloadManagerEvent
+  {
     switch notice {
-    case .added(let id): return .changed(id)  // `carryOut` sends `.added` with the queue's places
+    case .added(let id):
+      let snapshot: DownloadSnapshot? = shared.withLock { shared in
+        if waitingIndices == nil { waitingIndices = shared.machine.waitingIndices() }
+        return shared.snapshot(id, queueIndex: waitingIndices?[id])
+      }
+      return snapshot.map(DownloadManagerEvent.added) ?? .changed(id)
     case .queued(let id): return .queued(id)
     case .started(let id): return .started(id)
     case .paused(let id): return .paused(id)

@@ -7,6 +7,15 @@ public enum DownloadDestination: Sendable, Equatable {
   case file(URL)
   /// This directory, with the name the server suggests (Content-Disposition) or the URL's last path segment.
   case directory(URL)
+
+  /// Standard output as it is (a pipe, a terminal, a file the shell opened): the body is
+  /// written in order as it arrives, on one connection, with no `.part` and no resume.
+  ///
+  ///     try await Download(url: url, to: .standardOutput).run()
+  public static let standardOutput = DownloadDestination.file(URL(fileURLWithPath: standardOutputPath))
+
+  /// The path that names standard output, for the library and the command alike.
+  package static let standardOutputPath = "/dev/stdout"
 }
 
 /// How a download behaves. The defaults suit most uses.
