@@ -78,7 +78,7 @@ final class ConnectionSink: TransferSink {
     let reply = run.decide { $0.receiveHead(id, facts, now: $1) }
     guard case .nameTarget(let name) = reply else { return settle(reply, check) }
     box.withLock { $0.naming = .opening(check: check, finish: nil) }
-    DispatchQueue.global().async { [self] in openTarget(name, facts) }
+    BlockingWork.run { [self] in openTarget(name, facts) }
     return .deliver  // `transferDidReceive` pauses until the target is open
   }
 
@@ -90,7 +90,7 @@ final class ConnectionSink: TransferSink {
     return disposition
   }
 
-  /// On the system's pool: opens the target the head named, then lets the body (or the
+  /// On a thread of its own (`BlockingWork`): opens the target the head named, then lets the body (or the
   /// transfer's finish, if it came meanwhile) go on.
   private func openTarget(_ name: String, _ facts: ResponseFacts) {
     var reply = HeadReply.nameTarget(name)

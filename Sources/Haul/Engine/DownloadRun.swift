@@ -132,14 +132,14 @@ final class DownloadRun: Sendable {
     }
   }
 
-  /// Runs file work that blocks on the disk on a thread of the system's pool, not on one of the
-  /// few cooperative threads that all tasks share.
+  /// Runs file work that blocks on the disk on a thread of its own (`BlockingWork`), not on one
+  /// of the few cooperative threads that all tasks share.
   private func blocking<T: Sendable>(_ work: @escaping @Sendable () throws(HaulError) -> T)
     async throws(HaulError)
     -> T
   {
     let result: Result<T, HaulError> = await withCheckedContinuation { continuation in
-      DispatchQueue.global().async {
+      BlockingWork.run {
         do throws(HaulError) { continuation.resume(returning: .success(try work())) } catch {
           continuation.resume(returning: .failure(error))
         }

@@ -163,7 +163,7 @@ final class PartFile: Sendable {
       if let next {
         // Lent until `ahead.wait()` below.
         nonisolated(unsafe) let target = halves[1 - current]
-        DispatchQueue.global().async(group: ahead) { [self] in
+        BlockingWork.run(in: ahead) { [self] in
           let read = Result { () throws(SystemError) in try readPiece(at: next, to: to, into: target) }
           result.withLock { $0 = read }
         }
