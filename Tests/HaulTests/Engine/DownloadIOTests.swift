@@ -1,0 +1,65 @@
+import Dispatch
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import Haul
+
+/// A download's file work: a checkpoint's sync runs beside the writes queued after it, yet the
+/// states land in the order they were asked for, and a state never claims bytes the lane had
+/// not written when its sync began.
+@Suite struct DownloadIOTests {
+  static func state(_ tag: String, held: Int64) -> ResumeState {
+    var state = ResumeState(url: "http://127.0.0.1/f")
+    state.etag = tag
+    state.totalBytes = 4 << 20
+    if held > 0 { state.ranges = [ByteRange(start: 0, end: held)] }
+    return state
+  }
+
+  static func saved(_ io: DownloadIO) throws -> ResumeState? {
+    guard case .success(let state)? = try StateJournal.load(from: io.statePath) else { return nil }
+    return state
+  }
+
+  /// A commit asked for after a checkpoint replaces its state, though the checkpoint syncs
+  /// first on its own thread and the commit does not.
+  @Test func aCommitAfterACheckpointLandsAfterIt() throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path)
+    let io = DownloadIO(part: part, statePath: directory.file("f.haul").path)
+    let bytes = [UInt8](repeating: 7, count: 64 * 1024)
+    for round in 1...20 {
+      let held = Int64(round * bytes.count)
+      io.async {
+        _ = bytes.withUnsafeBytes { try? part.write($0, at: held - Int64(bytes.count)) }
+      }
+      io.checkpoint(Self.state("checkpoint \(round)", held: held)) { _ in }
+      io.commit(Self.state("commit \(round)", held: held), truncatingTo: nil) { _ in }
+      io.drain()
+      let tag = try Self.saved(io)?.etag
+      #expect(tag == "commit \(round)")
+    }
+  }
+
+  /// Checkpoints land in the order asked for, each reported once, the last one's state kept.
+  @Test func checkpointsLandInOrder() throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path)
+    let io = DownloadIO(part: part, statePath: directory.file("f.haul").path)
+    let done = Locked<[Int]>([])
+    let bytes = [UInt8](repeating: 1, count: 4096)
+    for round in 1...30 {
+      io.async { _ = bytes.withUnsafeBytes { try? part.write($0, at: Int64((round - 1) * 4096)) } }
+      io.checkpoint(Self.state("\(round)", held: Int64(round * 4096))) { result in
+        if case .success = result { done.withLock { $0.append(round) } }
+      }
+    }
+    io.drain()
+    #expect(done.withLock { $0 } == Array(1...30))
+    let state = try #require(try Self.saved(io))
+    #expect(state.etag == "30")
+    // The state never claims more than the file holds.
+    #expect(state.contiguousBytes <= (try FileIO.readAll(path: part.path, limit: 1 << 20).get()).count)
+  }
+}
