@@ -48,8 +48,7 @@ struct FTPTests {
     let directory = try TemporaryDirectory()
     let arguments = ["--json", "-x", "1", "-o", directory.file("r.bin").path, server.url("r.bin")]
 
-    let held = try await Self.interrupt(
-      arguments + ["--limit-rate", "256K"], part: directory.file("r.bin.part"))
+    let held = try await HaulBinary.interrupt(arguments, part: directory.file("r.bin.part"))
     let resumed = try await CurlFlagsEndToEndTests.haul(arguments)
     #expect(resumed.status == 0, "\(resumed)")
     expectBytes(directory.contents("r.bin"), equal: old)
@@ -58,7 +57,7 @@ struct FTPTests {
     #expect(resumed.event("completed")?["received"] == String(Int64(old.count) - from), "\(resumed)")
 
     try FileManager.default.removeItem(at: directory.file("r.bin"))
-    _ = try await Self.interrupt(arguments + ["--limit-rate", "256K"], part: directory.file("r.bin.part"))
+    _ = try await HaulBinary.interrupt(arguments, part: directory.file("r.bin.part"))
     let new = TestResource.random(size: 4 << 20, seed: 83)  // same size: only MDTM tells them apart
     try server.publish("r.bin", new, modified: Date(timeIntervalSince1970: 1_700_003_600))
     let restarted = try await CurlFlagsEndToEndTests.haul(arguments)
@@ -87,31 +86,6 @@ struct FTPTests {
     let fetched = try await CurlFlagsEndToEndTests.haul(["-q", "-N", "-o", local.path, server.url("n.bin")])
     #expect(fetched.status == 0, "\(fetched)")
     expectBytes(directory.contents("n.bin"), equal: body)
-  }
-
-  /// Runs `haul` until its partial file holds at least 256 KiB, then stops it with SIGINT (which
-  /// keeps the partial and its state); returns the bytes the partial held. On a starved machine
-  /// the signal can come after the last byte: then the finished file is removed and it runs again.
-  static func interrupt(_ arguments: [String], part: URL) async throws -> Int64 {
-    let binary = try #require(BinaryTests.binary)
-    func size() -> Int64 {
-      ((try? FileManager.default.attributesOfItem(atPath: part.path))?[.size] as? NSNumber)?.int64Value ?? 0
-    }
-    for _ in 0..<3 {
-      let process = try ChildProcess.start(binary, arguments)
-      // Only bounds a hang: no assertion on time.
-      let deadline = ContinuousClock.now + .seconds(60)
-      while process.isRunning, size() < 256 << 10, ContinuousClock.now < deadline {
-        try await Task.sleep(for: .milliseconds(20))
-      }
-      process.signal(SIGINT)
-      let outcome = await process.wait()
-      if outcome.status == 130 { return size() }
-      try #require(outcome.status == 0, "expected an interrupted run: \(outcome)")
-      try FileManager.default.removeItem(at: part.deletingPathExtension())
-    }
-    Issue.record("haul finished before it could be interrupted, three times")
-    throw CancellationError()
   }
 }
 

@@ -86,8 +86,8 @@ struct SFTPTests {
     let url = server.url("r.bin", password: "hunter2-secret")
     let arguments = ["--json", "-x", "1", "-o", directory.file("r.bin").path, url]
 
-    let held = try await Self.interrupt(
-      arguments + ["--limit-rate", "256K"], server: server, directory: directory)
+    let held = try await HaulBinary.interrupt(
+      arguments, part: directory.file("r.bin.part"), start: server.startHaul)
     let state = try #require(FileManager.default.contents(atPath: directory.file("r.bin.haul").path))
     #expect(
       !String(decoding: state, as: UTF8.self).contains("hunter2"), "the password reached the state file")
@@ -105,7 +105,7 @@ struct SFTPTests {
       reads.bytes == rest, "the server read \(reads.bytes) bytes for the \(rest) missing: \(server.sftpLog)")
 
     try FileManager.default.removeItem(at: directory.file("r.bin"))
-    _ = try await Self.interrupt(arguments + ["--limit-rate", "256K"], server: server, directory: directory)
+    _ = try await HaulBinary.interrupt(arguments, part: directory.file("r.bin.part"), start: server.startHaul)
     let new = TestResource.random(size: 4 << 20, seed: 94)  // same size: only the time tells them apart
     try server.publish("r.bin", new, modified: Date(timeIntervalSince1970: 1_700_003_600))
     let restarted = try await server.haul(arguments)
@@ -181,32 +181,5 @@ struct SFTPTests {
     let fetched = try await server.haul(["-q", "-N", "-o", local.path, server.url("n.bin")])
     #expect(fetched.status == 0, "\(fetched)")
     expectBytes(directory.contents("n.bin"), equal: body)
-  }
-
-  /// Runs `haul` until its partial file holds at least 256 KiB, then stops it with SIGINT (which
-  /// keeps the partial and its state); returns the bytes the partial held. On a starved machine
-  /// the signal can come after the last byte: then the finished file is removed and it runs again.
-  static func interrupt(_ arguments: [String], server: SSHServer, directory: TemporaryDirectory) async throws
-    -> Int64
-  {
-    let part = directory.file("r.bin.part")
-    func size() -> Int64 {
-      ((try? FileManager.default.attributesOfItem(atPath: part.path))?[.size] as? NSNumber)?.int64Value ?? 0
-    }
-    for _ in 0..<3 {
-      let process = try server.startHaul(arguments)
-      // Only bounds a hang: no assertion on time.
-      let deadline = ContinuousClock.now + .seconds(60)
-      while process.isRunning, size() < 256 << 10, ContinuousClock.now < deadline {
-        try await Task.sleep(for: .milliseconds(20))
-      }
-      process.signal(SIGINT)
-      let outcome = await process.wait()
-      if outcome.status == 130 { return size() }
-      try #require(outcome.status == 0, "expected an interrupted run: \(outcome)")
-      try FileManager.default.removeItem(at: directory.file("r.bin"))
-    }
-    Issue.record("haul finished before it could be interrupted, three times")
-    throw CancellationError()
   }
 }

@@ -107,6 +107,33 @@ enum HaulBinary {
     return try ChildProcess.start(binary, arguments)
   }
 
+  /// Runs `haul` with `arguments`, held to 256 KiB/s, until its partial file `part` holds
+  /// 256 KiB, then stops it with SIGINT (which keeps the partial and its state); returns the bytes
+  /// the partial held. On a starved machine the signal can come after the last byte: then the
+  /// finished file is removed and it runs again. `start` starts it (with a server's environment).
+  static func interrupt(
+    _ arguments: [String], part: URL, start: ([String]) throws -> ChildProcess = HaulBinary.start
+  ) async throws -> Int64 {
+    func size() -> Int64 {
+      ((try? FileManager.default.attributesOfItem(atPath: part.path))?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+    for _ in 0..<3 {
+      let process = try start(arguments + ["--limit-rate", "256K"])
+      // Only bounds a hang: no assertion on time.
+      let deadline = ContinuousClock.now + .seconds(60)
+      while process.isRunning, size() < 256 << 10, ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      process.signal(SIGINT)
+      let outcome = await process.wait()
+      if outcome.status == 130 { return size() }
+      try #require(outcome.status == 0, "expected an interrupted run: \(outcome)")
+      try FileManager.default.removeItem(at: part.deletingPathExtension())
+    }
+    Issue.record("haul finished before it could be interrupted, three times")
+    throw CancellationError()
+  }
+
   /// Runs `haul` to its end.
   static func run(_ arguments: [String]) async throws -> ProcessOutcome {
     try await start(arguments).wait()
