@@ -50,13 +50,19 @@ enum BatchPlan {
     }
     var kept: [InputFile.Entry] = []
     var notes: [String] = []
+    // By URL, the options each kept entry of it has: linear in the entries, not quadratic (an
+    // input file may list a million URLs).
+    var keptOptions: [String: [InputFile.LineOptions]] = [:]
+    var noted: Set<String> = []
     for entry in entries {
-      guard kept.contains(where: { $0.url == entry.url && $0.options == entry.options }) else {
+      guard keptOptions[entry.url, default: []].contains(entry.options) else {
+        keptOptions[entry.url, default: []].append(entry.options)
         kept.append(entry)
         continue
       }
-      let note = "\(entry.url) is listed more than once with the same options; it is downloaded once"
-      if !notes.contains(note) { notes.append(note) }
+      if noted.insert(entry.url).inserted {
+        notes.append("\(entry.url) is listed more than once with the same options; it is downloaded once")
+      }
     }
     return (kept, notes)
   }

@@ -45,7 +45,8 @@ enum NameCollisions {
   static func resolve(
     _ jobs: [DownloadJob], autoRename: Bool
   ) throws(HaulError) -> (jobs: [DownloadJob], renamed: [Renamed]) {
-    let expected = jobs.map(expectedFile)
+    var keys = DirectoryKeys()
+    let expected = jobs.map { expectedFile($0, keys: &keys) }
     var owner: [String: Int] = [:]
     var clashes: [(first: Int, later: Int)] = []
     for (index, file) in expected.enumerated() {
@@ -67,11 +68,11 @@ enum NameCollisions {
       guard let file = expected[later] else { continue }
       var number = 1
       var candidate = numbered(file.name, number)
-      while taken.contains(key(directory: file.directory, name: candidate)) {
+      while taken.contains(keys.key(directory: file.directory, name: candidate)) {
         number += 1
         candidate = numbered(file.name, number)
       }
-      taken.insert(key(directory: file.directory, name: candidate))
+      taken.insert(keys.key(directory: file.directory, name: candidate))
       let path = LocalDirectory.withoutTrailingSlashes(file.directory) + "/" + candidate
       let job = jobs[later]
       result[later] = DownloadJob(
@@ -113,10 +114,9 @@ enum NameCollisions {
   }
 
   /// Where a job's file will be when nothing but the command and the URL decide it.
-  static func expectedFile(_ job: DownloadJob) -> ExpectedFile? {
-    expectedName(source: job.source, destination: job.destination).map {
-      ExpectedFile(directory: job.directory, name: $0, key: key(directory: job.directory, name: $0))
-    }
+  static func expectedFile(_ job: DownloadJob, keys: inout DirectoryKeys) -> ExpectedFile? {
+    guard let name = expectedName(source: job.source, destination: job.destination) else { return nil }
+    return ExpectedFile(directory: job.directory, name: name, key: keys.key(directory: job.directory, name: name))
   }
 
   /// The file name `-o`/`out=` gives, else the URL's last path segment (as the library
@@ -152,6 +152,25 @@ enum NameCollisions {
   /// A path key for `name` in `directory`: absolute, `.` and `..` removed, and the longest
   /// existing ancestor's symbolic links resolved (the rest does not exist yet).
   static func key(directory: String, name: String) -> String {
+    directoryKey(directory) + "/" + name
+  }
+
+  /// `key(directory:name:)` with each directory resolved once: a run's URLs mostly share one,
+  /// and resolving it costs a system call per path component.
+  struct DirectoryKeys {
+    private var resolved: [String: String] = [:]
+
+    mutating func key(directory: String, name: String) -> String {
+      if let known = resolved[directory] { return known + "/" + name }
+      let resolving = NameCollisions.directoryKey(directory)
+      resolved[directory] = resolving
+      return resolving + "/" + name
+    }
+  }
+
+  /// The directory part of a key: "" for the root, else an absolute path without a trailing
+  /// slash.
+  private static func directoryKey(_ directory: String) -> String {
     var components: [Substring] = []
     let absolute = directory.hasPrefix("/") ? directory : currentDirectory() + "/" + directory
     for component in absolute.split(separator: "/") {
@@ -166,10 +185,10 @@ enum NameCollisions {
       let path = "/" + components.joined(separator: "/")
       if let resolved = realPath(path) {
         let base = resolved == "/" ? "" : resolved
-        return ([base] + missing.reversed().map(String.init) + [name]).joined(separator: "/")
+        return ([base] + missing.reversed().map(String.init)).joined(separator: "/")
       }
       guard let last = components.popLast() else {
-        return "/" + (missing.reversed().map(String.init) + [name]).joined(separator: "/")
+        return ([""] + missing.reversed().map(String.init)).joined(separator: "/")
       }
       missing.append(last)
     }
