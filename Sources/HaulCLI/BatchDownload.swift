@@ -43,9 +43,8 @@ enum BatchDownload {
       now: { (ContinuousClock.now - clockStart) / .seconds(1) }, width: { Terminal.stderrWidth() },
       height: { Terminal.stderrHeight() },
       labels: jobs.map { NameCollisions.expectedName(source: $0.source, destination: $0.destination) })
-    let (events, continuation) = AsyncStream.makeStream(
-      of: (Int, DownloadEvent).self, bufferingPolicy: .bufferingNewest(1 << 16))
-    let inputs = DisplayInput.merging(events, tickEvery: style == .terminal ? Reporter.tickInterval : nil)
+    let (inputs, continuation) = DisplayInput<(Int, DownloadEvent)>.makeStream(
+      tickEvery: style == .terminal ? Reporter.tickInterval : nil, bufferingPolicy: .bufferingNewest(1 << 16))
     let consumer = Task {
       var reporter = reporter
       for await input in inputs {
@@ -90,19 +89,19 @@ enum BatchDownload {
   /// One URL of the batch, start to end; its events go to the shared stream.
   private static func one(
     index: Int, _ job: DownloadJob, running: RunningDownloads,
-    events: AsyncStream<(Int, DownloadEvent)>.Continuation
+    events: AsyncStream<DisplayInput<(Int, DownloadEvent)>>.Continuation
   ) async -> (Int, Int32) {
     let download: Download
     do throws(HaulError) {
       download = try Download(url: job.source, to: job.destination, options: job.options)
     } catch {
-      events.yield((index, .failed(CommandWording().translate(error))))
+      events.yield(.event((index, .failed(CommandWording().translate(error)))))
       return (index, ExitStatus.code(for: error))
     }
     guard running.add(download) else { return (index, ExitStatus.interrupted) }
     defer { running.remove(download) }
     let forward = Task {
-      for await event in download.events { events.yield((index, CommandWording().translate(event))) }
+      for await event in download.events { events.yield(.event((index, CommandWording().translate(event)))) }
     }
     let status = await ExitStatus.run(download)
     await forward.value

@@ -116,7 +116,8 @@ enum NameCollisions {
   /// Where a job's file will be when nothing but the command and the URL decide it.
   static func expectedFile(_ job: DownloadJob, keys: inout DirectoryKeys) -> ExpectedFile? {
     guard let name = expectedName(source: job.source, destination: job.destination) else { return nil }
-    return ExpectedFile(directory: job.directory, name: name, key: keys.key(directory: job.directory, name: name))
+    return ExpectedFile(
+      directory: job.directory, name: name, key: keys.key(directory: job.directory, name: name))
   }
 
   /// The file name `-o`/`out=` gives, else the URL's last path segment (as the library

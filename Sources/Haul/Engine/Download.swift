@@ -177,36 +177,3 @@ public struct SavedProgress: Sendable, Equatable {
     }
   }
 }
-
-/// The one way events reach `Download.events`: in order, on one serial queue (never under a
-/// lock), and nothing after `.completed` or `.failed` (a timer's progress computed just before
-/// the end may be sent just after it).
-final class EventGate: Sendable {
-  private let continuation: AsyncStream<DownloadEvent>.Continuation
-  private let queue = DispatchQueue(label: "haul.events")
-  /// Read and written on `queue` only.
-  private let closed = Locked(false)
-
-  init(_ continuation: AsyncStream<DownloadEvent>.Continuation) { self.continuation = continuation }
-
-  func send(_ event: DownloadEvent) {
-    queue.async { [self] in
-      guard !closed.withLock({ $0 }) else { return }
-      continuation.yield(event)
-      switch event {
-      case .completed, .failed: closed.withLock { $0 = true }
-      default: break
-      }
-    }
-  }
-
-  /// Sends `last` (unless the stream already ended) after every event sent before, then ends
-  /// the stream; returns once it has.
-  func close(with last: DownloadEvent?) {
-    queue.sync {
-      if let last, !closed.withLock({ $0 }) { continuation.yield(last) }
-      closed.withLock { $0 = true }
-      continuation.finish()
-    }
-  }
-}

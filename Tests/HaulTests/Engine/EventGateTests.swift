@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HaulTestSupport
 import Testing
@@ -38,6 +39,35 @@ import Testing
     gate.send(Self.progress(2))  // a late timer's
     gate.close(with: nil)
     #expect(await Self.collect(stream) == [Self.progress(1), .completed(result)])
+  }
+
+  /// Many threads sending while another closes: each thread's events arrive in the order it
+  /// sent them, without gaps (those after the close are dropped), and `close` returns only
+  /// after the stream ended, though other threads were yielding.
+  @Test func concurrentSendsKeepEachSendersOrderAndCloseWaitsForTheEnd() async {
+    for _ in 0..<20 {
+      let (stream, continuation) = AsyncStream.makeStream(of: DownloadEvent.self)
+      let gate = EventGate(continuation)
+      let senders = 4
+      let endedAtClose = Locked(false)
+      DispatchQueue.concurrentPerform(iterations: senders + 1) { worker in
+        guard worker < senders else {
+          usleep(100)
+          gate.close(with: nil)
+          if case .terminated = continuation.yield(Self.progress(-1)) { endedAtClose.withLock { $0 = true } }
+          return
+        }
+        for n in 0..<2_000 { gate.send(Self.progress(Int64(worker) * 1_000_000 + Int64(n))) }
+      }
+      #expect(endedAtClose.withLock { $0 })
+      var next = [Int64](repeating: 0, count: senders)
+      for await event in stream {
+        guard case .progress(let progress) = event else { continue }
+        let sender = Int(progress.bytes / 1_000_000)
+        #expect(progress.bytes % 1_000_000 == next[sender])
+        next[sender] += 1
+      }
+    }
   }
 
   /// A run cancelled before it started (a manager stopping a run it had just begun) ends
