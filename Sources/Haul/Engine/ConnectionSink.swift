@@ -24,6 +24,8 @@ final class ConnectionSink: TransferSink {
     /// Whether the bytes are hashed while written (not while they await their range's check).
     var hashInline = true
     var naming = Naming.none
+    /// The response's `Content-Length`: a smaller body gets blocks no larger than itself.
+    var expectedBody: Int64?
   }
 
   /// A head that named the target (a directory destination) has it opened on the system's
@@ -75,6 +77,7 @@ final class ConnectionSink: TransferSink {
       check = RangeDigestCheck(head: head, range: ByteRange(start: first, end: last + 1))
     }
     let facts = run.facts(head, checkable: check?.range)
+    box.withLock { $0.expectedBody = facts.summary.contentLength }
     let reply = run.decide { $0.receiveHead(id, facts, now: $1) }
     guard case .nameTarget(let name) = reply else { return settle(reply, check) }
     box.withLock { $0.naming = .opening(check: check, finish: nil) }
@@ -177,8 +180,12 @@ final class ConnectionSink: TransferSink {
     // One connection gets four blocks, so the network keeps going while the disk syncs;
     // many share the memory.
     let blocks = plan.bufferSize >= 1 << 20 ? 4 : 2
+    // A 100 KiB file's block is 100 KiB: malloc then reuses it for the next file, where a
+    // 1 MiB block was mapped and unmapped each time (page faults, TLB flushes).
+    let expected = box.withLock { $0.expectedBody }.map { Int(clamping: max(1, $0)) }
+    let blockSize = min(plan.bufferSize, expected ?? plan.bufferSize)
     let stager = BlockStager(
-      file: target.part, io: target.io, blockSize: plan.bufferSize, blocks: blocks, callbacks: callbacks)
+      file: target.part, io: target.io, blockSize: blockSize, blocks: blocks, callbacks: callbacks)
     box.withLock {
       $0.stager = stager
       $0.hasher = hasher
