@@ -155,7 +155,7 @@ extension FileNameSanitizer {
   /// The name a URL suggests: its last path segment, decoded and sanitized (query and fragment ignored).
   package static func name(fromURL url: String) -> String? {
     var rest = Substring(url)
-    if let scheme = RequestURL.schemeSeparator(in: rest) { rest = rest[scheme.upperBound...] }
+    if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
     guard let slash = rest.firstIndex(of: "/") else { return nil }
     var path = rest[slash...]
     if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }

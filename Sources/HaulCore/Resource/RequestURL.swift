@@ -6,7 +6,7 @@ package enum RequestURL {
   ///     normalize("http://h/a file ü.txt") == "http://h/a%20file%20%C3%BC.txt"
   package static func normalize(_ text: String) throws(HaulError) -> String {
     let trimmed = text.trimmingWhitespace()
-    guard let schemeEnd = schemeSeparator(in: trimmed) else {
+    guard let schemeEnd = trimmed.firstRange(of: "://") else {
       throw HaulError(
         .invalidInput, "'\(text)' is not a URL", hint: "give a full URL such as https://example.com/file")
     }
@@ -28,46 +28,22 @@ package enum RequestURL {
     }
     var target = rest[authorityEnd...]
     if let hash = target.firstIndex(of: "#") { target = target[..<hash] }
-    var encoded: [UInt8] = []
-    encoded.reserveCapacity(target.utf8.count)
+    var encoded = ""
     for byte in target.utf8 {
       if isAllowedRaw(byte) {
-        encoded.append(byte)
+        encoded.unicodeScalars.append(Unicode.Scalar(byte))
       } else {
-        encoded += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
+        encoded +=
+          "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
       }
     }
-    return scheme + "://" + authority + (encoded.isEmpty ? "/" : String(decoding: encoded, as: UTF8.self))
-  }
-
-  private static let hexDigits = Array("0123456789ABCDEF".utf8)
-
-  /// `text.firstRange(of: "://")`, found by bytes when `text` is ASCII (every URL a user types,
-  /// nearly): the generic search took longer than the rest of `normalize`, three times per URL
-  /// of a batch.
-  package static func schemeSeparator<Text: StringProtocol>(in text: Text) -> Range<String.Index>? {
-    let bytes = text.utf8
-    guard bytes.allSatisfy({ $0 < 0x80 }) else { return text.firstRange(of: "://") }
-    var index = bytes.startIndex
-    while index != bytes.endIndex {
-      if bytes[index] == UInt8(ascii: ":") {
-        let first = bytes.index(after: index)
-        if first != bytes.endIndex, bytes[first] == UInt8(ascii: "/") {
-          let second = bytes.index(after: first)
-          if second != bytes.endIndex, bytes[second] == UInt8(ascii: "/") {
-            return index..<bytes.index(after: second)
-          }
-        }
-      }
-      index = bytes.index(after: index)
-    }
-    return nil
+    return scheme + "://" + authority + (encoded.isEmpty ? "/" : encoded)
   }
 
   /// The URL without the password of its userinfo (`http://user:pw@h/` → `http://user@h/`):
   /// the form written to state files, which must never hold secrets.
   package static func withoutPassword(_ url: String) -> String {
-    guard let schemeEnd = schemeSeparator(in: url) else { return url }
+    guard let schemeEnd = url.firstRange(of: "://") else { return url }
     let rest = url[schemeEnd.upperBound...]
     let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
     guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }

@@ -23,17 +23,6 @@ import Testing
     #expect(throws: HaulError.self) { try RequestURL.normalize(input) }
   }
 
-  /// The byte search finds what the generic search finds, ASCII or not.
-  @Test(arguments: [
-    "", ":", "://", "http://h/x", "h/x", "a:/b://c", "x:/", "x://", "::://", "http:\u{301}//h",
-    "ht\u{0600}tp://h", "文件://h/x", "http://h/a://b", "\r\n://", "é://x",
-  ])
-  func findsTheSchemeSeparatorAsTheGenericSearchDoes(input: String) {
-    #expect(RequestURL.schemeSeparator(in: input) == input.firstRange(of: "://"))
-    let inner = input[...]
-    #expect(RequestURL.schemeSeparator(in: inner) == inner.firstRange(of: "://"))
-  }
-
   /// Only the ends go; what is between (combining marks, inner spaces) is kept whole.
   @Test(arguments: [
     ("", ""), ("   ", ""), ("x", "x"), (" \t a b \r\n", "a b"), ("\u{00A0}n\u{2003}", "n"),
