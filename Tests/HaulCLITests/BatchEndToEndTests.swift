@@ -53,6 +53,27 @@ import Testing
     #expect(server.bodyBytesSent(for: "/d/f0.bin") == sentBefore)
   }
 
+  /// `-q` shows a batch's failures (from the error `run()` throws, no event reader) and its
+  /// closing line, nothing about the files that arrived.
+  @Test func quietShowsOnlyTheFailuresAndTheClosingLine() async throws {
+    let server = try TestServer()
+    let bodies = Self.serve(2, on: server, seed: 140)
+    let directory = try TemporaryDirectory()
+    let result = try await CommandEndToEndTests.run(
+      ["-q", "-j", "2", server.url("/d/f0.bin"), server.url("/nope.bin"), server.url("/d/f1.bin")],
+      in: directory.url)
+    #expect(result.status == 8, "\(result.stderr)")
+    let lines = result.stderr.split(separator: "\n")
+    #expect(
+      lines.first == "haul: \(server.url("/nope.bin")): the server answered 404 Not Found", "\(result.stderr)"
+    )
+    #expect(lines.last == "haul: 3 URLs: 2 done, 1 failed", "\(result.stderr)")
+    #expect(!result.stderr.contains("f0.bin") && !result.stderr.contains("saved"), "\(result.stderr)")
+    for (index, body) in bodies.enumerated() {
+      #expect(CommandEndToEndTests.holds(directory.file("f\(index).bin"), body), "f\(index).bin differs")
+    }
+  }
+
   @Test func inputFileCommentsAndPerLineOptions() async throws {
     let server = try TestServer()
     let bodies = Self.serve(3, on: server, seed: 120)
