@@ -169,8 +169,9 @@ extension DownloadRun {
       sha256 = try finishFile(target, hasher, finished, total: total)
     }
     let result = DownloadResult(
-      file: URL(fileURLWithPath: target.paths.target), totalBytes: total, bytesReceived: summary.received,
-      resumedFrom: summary.resumedFrom, finalURL: summary.finalURL, wasAlreadyComplete: false,
+      file: URL(fileURLWithPath: target.paths.target, isDirectory: false), totalBytes: total,
+      bytesReceived: summary.received, resumedFrom: summary.resumedFrom, finalURL: summary.finalURL,
+      wasAlreadyComplete: false,
       remoteChanged: false, duration: Monotonic.seconds(since: started), sha256: sha256)
     emit(
       .progress(
@@ -220,8 +221,9 @@ extension DownloadRun {
     }
     let total = state.totalBytes ?? 0
     let result = DownloadResult(
-      file: URL(fileURLWithPath: paths.target), totalBytes: total, bytesReceived: 0, resumedFrom: total,
-      finalURL: state.finalURL ?? recordedURL, wasAlreadyComplete: true, remoteChanged: changed,
+      file: URL(fileURLWithPath: paths.target, isDirectory: false), totalBytes: total, bytesReceived: 0,
+      resumedFrom: total, finalURL: state.finalURL ?? recordedURL, wasAlreadyComplete: true,
+      remoteChanged: changed,
       duration: Monotonic.seconds(since: started), sha256: sha256)
     removeIfEmpty(held: 0)
     emit(.completed(result))

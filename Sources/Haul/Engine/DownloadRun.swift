@@ -186,11 +186,12 @@ final class DownloadRun: Sendable {
         files.withLock { $0.hasher }?.advance(to: end)
       case .announceStart(let resumedFrom, let total, let finalURL):
         guard let paths = files.withLock({ $0.paths }) else { break }
+        // A file, said so: without `isDirectory`, Foundation would look at the path to find out.
         emit(
           .started(
             DownloadStart(
-              file: URL(fileURLWithPath: paths.target), finalURL: finalURL, resumedFrom: resumedFrom,
-              totalBytes: total)))
+              file: URL(fileURLWithPath: paths.target, isDirectory: false), finalURL: finalURL,
+              resumedFrom: resumedFrom, totalBytes: total)))
       case .emit(let event):
         emit(event)
       case .scheduleRetry(let delay, let token):
