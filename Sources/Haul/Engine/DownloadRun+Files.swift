@@ -30,7 +30,7 @@ extension DownloadRun {
     case .directory(let directory):
       try UserFiles.requireWritableDirectory(directory.path)
       guard let paths = knownTarget(in: directory.path) else { return .unnamed }
-      return try open(paths)
+      return try open(paths, directoryChecked: true)
     }
   }
 
@@ -50,8 +50,10 @@ extension DownloadRun {
   }
 
   /// Opens the target's files (or finds its finished file) and says where the download starts.
-  func open(_ paths: DownloadPaths) throws(HaulError) -> StartPoint {
-    try UserFiles.requireWritableDirectory(paths.directory)
+  /// `directoryChecked`: this run's start checked the target's directory already (a directory
+  /// destination): once is enough, a vanished one fails the create.
+  func open(_ paths: DownloadPaths, directoryChecked: Bool = false) throws(HaulError) -> StartPoint {
+    if !directoryChecked { try UserFiles.requireWritableDirectory(paths.directory) }
     try paths.refuseUnsafeFiles(replacingTarget: options.overwrite)
     if FileIO.isDirectory(paths.target) {
       throw HaulError(.fileSystem, "\(paths.target) is a directory", hint: LibraryWording.targetIsDirectory)

@@ -296,7 +296,8 @@ final class DownloadRun: Sendable {
       return .decided(.abort, checksRange: false, actions)
     }
     do throws(HaulError) {
-      let start = try open(DownloadPaths(directory: directory.path, name: name))
+      // `resolveStart` checked the directory before the request.
+      let start = try open(DownloadPaths(directory: directory.path, name: name), directoryChecked: true)
       var facts = facts
       if let directory = files.withLock({ $0.paths?.directory }) {
         facts.freeSpace = facts.freeSpace ?? freeSpace(in: directory)
