@@ -54,14 +54,16 @@ extension DownloadRun {
   /// destination): once is enough, a vanished one fails the create.
   func open(_ paths: DownloadPaths, directoryChecked: Bool = false) throws(HaulError) -> StartPoint {
     if !directoryChecked { try UserFiles.requireWritableDirectory(paths.directory) }
-    try paths.refuseUnsafeFiles(replacingTarget: options.overwrite)
-    if FileIO.isDirectory(paths.target) {
+    let seen = try paths.look(replacingTarget: options.overwrite)
+    if seen.targetIsDirectory {
       throw HaulError(.fileSystem, "\(paths.target) is a directory", hint: LibraryWording.targetIsDirectory)
     }
-    let finished = FinishedFileRecord.read(at: paths.target).flatMap { $0.url == recordedURL ? $0 : nil }
-    var partExisted = FileIO.exists(paths.part)
+    let finished = FinishedFileRecord.read(at: paths.target, seen: seen.target).flatMap {
+      $0.url == recordedURL ? $0 : nil
+    }
+    var partExisted = seen.part != nil
     switch StartDecision.beforeOpening(
-      target: paths.target, finished: finished, targetExists: FileIO.exists(paths.target),
+      target: paths.target, finished: finished, targetExists: seen.target != nil,
       partExists: partExisted, overwrite: options.overwrite, continuePartial: options.continuePartial)
     {
     case .adoptTarget:
@@ -83,7 +85,10 @@ extension DownloadRun {
     }
     let part: PartFile
     do {
-      part = try PartFile(path: paths.part)
+      // An adopted target is at the `.part` path now: not what was seen there.
+      let partSeen: SafeFile.Seen =
+        partExisted != (seen.part != nil) ? .unknown : partExisted ? .reusable : .absent
+      part = try PartFile(path: paths.part, seen: partSeen)
     } catch {
       switch error {
       case .busy(here: true):
@@ -100,8 +105,10 @@ extension DownloadRun {
         throw refusal.haulError
       }
     }
+    // A state file is written only under the `.part` file's lock: none was there, and the
+    // `.part` is new, so none belongs to it. Else it is read under the lock.
     let saved: StartDecision.SavedState
-    switch try StateJournal.load(from: paths.state) {
+    switch seen.state == nil && part.created ? nil : try StateJournal.load(from: paths.state) {
     case .success(let state)?: saved = .loaded(state)
     case .failure?: saved = .unreadable
     case nil: saved = .none
