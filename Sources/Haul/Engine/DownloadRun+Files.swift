@@ -14,6 +14,12 @@ struct OpenTarget: Sendable {
   /// The `.part` or state file was there before this run: an earlier, killed run may have left
   /// temporary copies of the state beside them (this run's own commits never do).
   var inherited = false
+
+  /// Removes the state file, after `io.stop()`; none ever seen or saved, none to remove.
+  func removeStateFile() throws(SystemError) {
+    guard io.mayHaveStateFile else { return }
+    try StateJournal.remove(at: paths.state)
+  }
 }
 
 /// The files of a run: finding and opening the target, finishing, verifying, cleaning up.
@@ -122,7 +128,8 @@ extension DownloadRun {
       return .unnamed
     }
     let target = OpenTarget(
-      paths: paths, part: part, io: DownloadIO(part: part, statePath: paths.state),
+      paths: paths, part: part,
+      io: DownloadIO(part: part, statePath: paths.state, stateFileSeen: seen.state != nil || saved != .none),
       inherited: partExisted || saved != .none)
     if let notice { emit(.restarted(reason: notice)) }
     if replaceState {
@@ -209,7 +216,7 @@ extension DownloadRun {
       try FileIO.rename(target.paths.part, to: target.paths.target)
       // After the rename, which changes the file's status time: a rerun compares it.
       FinishedFileRecord.seal(target.part, sha256: sha256)
-      try StateJournal.remove(at: target.paths.state)
+      try target.removeStateFile()
       // A directory scan: only where a killed run may have left some (many small files into
       // one directory would otherwise each read the whole directory).
       if target.inherited { SafeFile.removeLeftoverTemporaries(beside: target.paths.state) }
@@ -254,7 +261,7 @@ extension DownloadRun {
     guard let target else { return }
     target.io.drain()
     target.io.stop()
-    try? StateJournal.remove(at: target.paths.state)
+    try? target.removeStateFile()
     if adopted, !FileIO.exists(target.paths.target) {
       try? FileIO.rename(target.paths.part, to: target.paths.target)
     }
@@ -278,7 +285,7 @@ extension DownloadRun {
     target.io.stop()
     guard !target.part.isStream else { return }  // No files of its own; never the target.
     try? FileIO.remove(target.paths.part)
-    try? StateJournal.remove(at: target.paths.state)
+    try? target.removeStateFile()
   }
 
   func discardPartial() {
@@ -286,7 +293,7 @@ extension DownloadRun {
     target.io.stop()
     guard !target.part.isStream else { return }
     try? FileIO.remove(target.paths.part)
-    try? StateJournal.remove(at: target.paths.state)
+    try? target.removeStateFile()
   }
 
   // MARK: - Verification
