@@ -69,7 +69,7 @@ final class PartFile: Sendable {
     let fd = file.takeDescriptor()
     self.path = path
     self.fd = fd
-    self.directFD = directIO ? Self.openDirect(path, sameFileAs: fd) : -1
+    self.directFD = directIO ? id.map { Self.openDirect(path, sameFileAs: $0) } ?? -1 : -1
     self.directUsable = Locked(directFD >= 0)
     self.streamed = nil
     self.lockHeld = Locked(id)
@@ -209,15 +209,14 @@ final class PartFile: Sendable {
     return count > 0 ? (position, count) : nil
   }
 
-  /// Opens `path` again for direct I/O (not through a link), checking it is still the file `fd`
-  /// refers to.
-  private static func openDirect(_ path: String, sameFileAs fd: Int32) -> Int32 {
+  /// Opens `path` again for direct I/O (not through a link), checking it is still the locked
+  /// file (`id`, from its descriptor's `fstat`).
+  private static func openDirect(_ path: String, sameFileAs id: FileID) -> Int32 {
     let direct = haul_open_direct(path)
     guard direct >= 0 else { return -1 }
     var opened = stat()
-    var locked = stat()
-    guard fstat(direct, &opened) == 0, fstat(fd, &locked) == 0,
-      opened.st_dev == locked.st_dev, opened.st_ino == locked.st_ino
+    guard fstat(direct, &opened) == 0,
+      FileID(device: UInt64(opened.st_dev), inode: UInt64(opened.st_ino)) == id
     else {
       close(direct)
       return -1
