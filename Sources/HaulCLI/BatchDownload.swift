@@ -92,32 +92,37 @@ enum BatchDownload {
     index: Int, _ job: DownloadJob, running: RunningDownloads,
     events: AsyncStream<DisplayInput<(Int, DownloadEvent)>>.Continuation, quiet: Bool
   ) async -> (Int, Int32) {
+    // What the display gets for a failure the download's events do not carry.
+    func failed(_ error: HaulError) -> (Int, Int32) {
+      events.yield(.event((index, .failed(CommandWording().translate(error)))))
+      return (index, ExitStatus.code(for: error))
+    }
     let download: Download
     do throws(HaulError) {
       download = try Download(url: job.source, to: job.destination, options: job.options)
     } catch {
-      events.yield(.event((index, .failed(CommandWording().translate(error)))))
-      return (index, ExitStatus.code(for: error))
+      return failed(error)
     }
     guard running.add(download) else { return (index, ExitStatus.interrupted) }
     defer { running.remove(download) }
-    if quiet {
-      // `run()` throws the error its `.failed` event carries; the events need no reader, nor
-      // a task and a wakeup each (three for a small file, a thousand files in a batch).
-      do throws(HaulError) {
-        try await download.run()
-        return (index, ExitStatus.success)
-      } catch {
-        events.yield(.event((index, .failed(CommandWording().translate(error)))))
-        return (index, ExitStatus.code(for: error))
+    // Quiet: `run()` throws the error its `.failed` event carries, so the events need no
+    // reader, nor a task and a wakeup each (three for a small file, a thousand files a batch).
+    let forward =
+      quiet
+      ? nil
+      : Task {
+        for await event in download.events {
+          events.yield(.event((index, CommandWording().translate(event))))
+        }
       }
+    do throws(HaulError) {
+      try await download.run()
+      await forward?.value
+      return (index, ExitStatus.success)
+    } catch {
+      await forward?.value
+      return forward == nil ? failed(error) : (index, ExitStatus.code(for: error))
     }
-    let forward = Task {
-      for await event in download.events { events.yield(.event((index, CommandWording().translate(event)))) }
-    }
-    let status = await ExitStatus.run(download)
-    await forward.value
-    return (index, status)
   }
 }
 

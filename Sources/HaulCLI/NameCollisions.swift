@@ -150,14 +150,10 @@ enum NameCollisions {
     return stem + tag + suffix
   }
 
-  /// A path key for `name` in `directory`: absolute, `.` and `..` removed, and the longest
-  /// existing ancestor's symbolic links resolved (the rest does not exist yet).
-  static func key(directory: String, name: String) -> String {
-    directoryKey(directory) + "/" + name
-  }
-
-  /// `key(directory:name:)` with each directory resolved once: a run's URLs mostly share one,
-  /// and resolving it costs a system call per path component.
+  /// Path keys: `name` in `directory` made absolute, `.` and `..` removed, and the longest
+  /// existing ancestor's symbolic links resolved (the rest does not exist yet). Each directory
+  /// is resolved once: a run's URLs mostly share one, and resolving it costs a system call per
+  /// path component.
   struct DirectoryKeys {
     private var resolved: [String: String] = [:]
 

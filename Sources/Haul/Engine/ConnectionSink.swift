@@ -182,8 +182,8 @@ final class ConnectionSink: TransferSink {
     let blocks = plan.bufferSize >= 1 << 20 ? 4 : 2
     // A 100 KiB file's block is 100 KiB: malloc then reuses it for the next file, where a
     // 1 MiB block was mapped and unmapped each time (page faults, TLB flushes).
-    let expected = box.withLock { $0.expectedBody }.map { Int(clamping: max(1, $0)) }
-    let blockSize = min(plan.bufferSize, expected ?? plan.bufferSize)
+    let expected = box.withLock { $0.expectedBody }
+    let blockSize = expected.map { min(plan.bufferSize, Int(clamping: max(1, $0))) } ?? plan.bufferSize
     let stager = BlockStager(
       file: target.part, io: target.io, blockSize: blockSize, blocks: blocks, callbacks: callbacks)
     box.withLock {

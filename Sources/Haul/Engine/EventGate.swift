@@ -42,7 +42,8 @@ final class EventGate: Sendable {
   }
 
   /// Sends `last` (unless the stream already ended) after every event sent before, then ends
-  /// the stream; returns once it has.
+  /// the stream; returns once it has. One `close` at a time (`run()` cannot overlap itself): a
+  /// second one would replace the first's semaphore and leave it waiting.
   func close(with last: DownloadEvent?) {
     let (drains, ended): (Bool, DispatchSemaphore?) = mailbox.withLock { box in
       if let last, !box.closed { box.pending.append(last) }
