@@ -71,7 +71,7 @@ struct PostgresCatalogTests {
     let listed = second.downloads()
     #expect(listed.map(\.id) == [id, try #require(paused)])
     #expect(listed.map(\.state) == [.paused, .paused])
-    #expect(listed[0].bytes > 0)
+    #expect(listed[0].bytes > 0, "\(listed[0]), events: \(log.all)")
     #expect(listed[0].file?.path == base.file("m0.bin").path)
     await second.close()
     let queue = try await FleetQueue(address)
@@ -146,9 +146,8 @@ struct PostgresCatalogTests {
     let manager = try DownloadManager(queue: address, baseDirectory: base.url)
     let log = EventLog(manager)
     let id = try await manager.add(server.url("/m0.bin"), to: .directory(base.url))
-    // Bytes on disk, not merely received: a pause that comes before the first write holds
-    // none, and rightly starts over (on a slow, loaded machine that happens).
-    #expect(await eventually { (SavedProgress.load(for: base.file("m0.bin"))?.bytes ?? 0) > 0 })
+    // Received bytes: a stop writes the bytes still staged before it records the state.
+    #expect(await log.wait { if case .progress(id, let p) = $0 { p.bytes > 0 } else { false } })
     try await manager.pause(id)
     #expect(await log.wait("paused", id))
     let queue = try await FleetQueue(address)
