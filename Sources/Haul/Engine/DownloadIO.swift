@@ -31,7 +31,19 @@ final class DownloadIO: Sendable {
   init(part: PartFile, statePath: String) {
     self.part = part
     self.statePath = statePath
+    queue.setSpecific(key: Self.lane, value: ObjectIdentifier(self))
   }
+
+  /// Marks each lane's queue with its `DownloadIO`, so that a wait for the lane asked on the
+  /// lane itself (a download's end concluded there) runs at once instead of deadlocking.
+  private static let lane = DispatchSpecificKey<ObjectIdentifier>()
+
+  /// Whether the caller runs on this lane: everything queued before the running job is done.
+  private var onLane: Bool { DispatchQueue.getSpecific(key: Self.lane) == ObjectIdentifier(self) }
+
+  /// `work` after the queued work: at once on the lane (the queue is already there), else
+  /// waiting for the queue.
+  private func afterQueued<T>(_ work: () -> T) -> T { onLane ? work() : queue.sync(execute: work) }
 
   /// Runs `work` after everything asked for before it.
   func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
@@ -84,10 +96,10 @@ final class DownloadIO: Sendable {
     }
   }
 
-  /// `commit` or `checkpoint` now, on the caller's thread, after the queued work: at the start
-  /// and the end of a download, never on the event thread.
+  /// `commit` or `checkpoint` now, on the caller's thread (or the lane), after the queued work:
+  /// at the start and the end of a download, never on the event thread.
   func commitNow(_ state: ResumeState, truncatingTo length: Int64? = nil) throws(HaulError) {
-    let result: Result<Void, HaulError> = queue.sync {
+    let result: Result<Void, HaulError> = afterQueued {
       syncs.sync {}
       do throws(HaulError) {
         try persist(state, truncatingTo: length, sync: true)
@@ -101,7 +113,7 @@ final class DownloadIO: Sendable {
 
   /// Waits for the queued work.
   func drain() {
-    queue.sync {}
+    afterQueued {}
     syncs.sync {}
   }
 

@@ -25,7 +25,13 @@ final class DownloadRun: Sendable {
   let files = Locked(Files())
   /// The transport's handles of the transfers in flight.
   private let handles = Locked(Handles())
-  private let ending = Locked<CheckedContinuation<DownloadEnding, Never>?>(nil)
+  /// The caller of `execute`, resumed with the result once the outcome's files are done.
+  private let ending = Locked<Ending?>(nil)
+
+  private struct Ending {
+    let continuation: CheckedContinuation<Result<DownloadResult, HaulError>, Never>
+    let started: UInt64
+  }
 
   struct Files {
     var paths: DownloadPaths?
@@ -74,36 +80,59 @@ final class DownloadRun: Sendable {
 
   // MARK: - The run
 
+  /// The whole run leaves Swift's cooperative threads once and comes back once: the start
+  /// (opening files) and the begin run on a thread that may wait on the disk, the end (sync,
+  /// rename) on the download's lane after its last write, which is where the end is usually
+  /// decided. Each hop to the pool and back woke two threads, several times per small file.
   func execute() async throws(HaulError) -> DownloadResult {
-    let started = Monotonic.now()
-    // However the run ends, background hashing of its bytes stops with it.
-    defer { files.withLock { $0.hasher }?.cancel() }
-    let start = try await blocking { () throws(HaulError) in
-      do throws(HaulError) { return try self.resolveStart() } catch {
-        self.releaseTarget()
-        throw error
+    let result = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Result<DownloadResult, HaulError>, Never>) in
+      ending.withLock { $0 = Ending(continuation: continuation, started: Monotonic.now()) }
+      BlockingWork.run { [self] in begin() }
+    }
+    return try result.get()
+  }
+
+  /// On a `BlockingWork` thread: finds and opens the files, then starts the machine.
+  private func begin() {
+    let start: StartPoint
+    do throws(HaulError) { start = try resolveStart() } catch {
+      releaseTarget()
+      return resumeCaller(with: .failure(error))
+    }
+    // Before `begin`: an end decided at once removes it, never before it is added.
+    RunTicker.shared.add(self)
+    let request = control.attach(self)
+    handle { $0.begin(start, now: $1) }
+    switch request {
+    case .run: break
+    case .pause: pause()
+    case .cancel(let keepPartial): cancel(keepPartial: keepPartial)
+    }
+  }
+
+  /// The machine's end: the outcome's file work, then the caller. Never on the event thread:
+  /// on the lane, after the writes queued before (no thread to wake when the lane's last write
+  /// ended the download), or on a thread of its own before there are files.
+  private func end(_ outcome: DownloadEnding) {
+    let work: @Sendable () -> Void = { [self] in
+      RunTicker.shared.remove(self)
+      control.detach()
+      let started = ending.withLock { $0?.started } ?? Monotonic.now()
+      let result: Result<DownloadResult, HaulError>
+      do throws(HaulError) { result = .success(try conclude(outcome, started: started)) } catch {
+        result = .failure(error)
       }
+      releaseTarget()
+      resumeCaller(with: result)
     }
-    let outcome = await withCheckedContinuation {
-      (continuation: CheckedContinuation<DownloadEnding, Never>) in
-      ending.withLock { $0 = continuation }
-      let request = control.attach(self)
-      handle { $0.begin(start, now: $1) }
-      switch request {
-      case .run: break
-      case .pause: pause()
-      case .cancel(let keepPartial): cancel(keepPartial: keepPartial)
-      }
-      RunTicker.shared.add(self)
-    }
-    RunTicker.shared.remove(self)
-    control.detach()
-    // Syncs and renames run off Swift's cooperative threads: many downloads at once must not
-    // take turns on two threads while each waits for its disk.
-    return try await blocking { () throws(HaulError) in
-      defer { self.releaseTarget() }
-      return try self.conclude(outcome, started: started)
-    }
+    if let io = files.withLock({ $0.target })?.io { io.async(work) } else { BlockingWork.run(work) }
+  }
+
+  /// However the run ends, background hashing of its bytes stops with it.
+  private func resumeCaller(with result: Result<DownloadResult, HaulError>) {
+    files.withLock { $0.hasher }?.cancel()
+    ending.withLock { $0.take() }?.continuation.resume(returning: result)
   }
 
   private func conclude(_ outcome: DownloadEnding, started: UInt64) throws(HaulError) -> DownloadResult {
@@ -130,22 +159,6 @@ final class DownloadRun: Sendable {
       keep(state)
       throw stoppedError(state)
     }
-  }
-
-  /// Runs file work that blocks on the disk on a thread of its own (`BlockingWork`), not on one
-  /// of the few cooperative threads that all tasks share.
-  private func blocking<T: Sendable>(_ work: @escaping @Sendable () throws(HaulError) -> T)
-    async throws(HaulError)
-    -> T
-  {
-    let result: Result<T, HaulError> = await withCheckedContinuation { continuation in
-      BlockingWork.run {
-        do throws(HaulError) { continuation.resume(returning: .success(try work())) } catch {
-          continuation.resume(returning: .failure(error))
-        }
-      }
-    }
-    return try result.get()
   }
 
   func pause() { handle { $0.pause(now: $1) } }
@@ -198,7 +211,7 @@ final class DownloadRun: Sendable {
           handle { $0.retryDelayOver(token: token, now: $1) }
         }
       case .end(let outcome):
-        ending.withLock { $0.take() }?.resume(returning: outcome)
+        end(outcome)
       }
     }
   }

@@ -62,4 +62,34 @@ import Testing
     // The state never claims more than the file holds.
     #expect(state.contiguousBytes <= (try FileIO.readAll(path: part.path, limit: 1 << 20).get()).count)
   }
+
+  /// A download's end runs on its lane (`DownloadRun.end`): waiting for the lane there, as
+  /// `drain`, `commitNow` and `stop` do, runs at once after the work queued before, instead of
+  /// waiting for itself forever; from another thread they still wait for the lane.
+  @Test func waitsForTheLaneAskedOnTheLaneRunAtOnce() throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path)
+    let io = DownloadIO(part: part, statePath: directory.file("f.haul").path)
+    let bytes = [UInt8](repeating: 3, count: 4096)
+    io.async { _ = bytes.withUnsafeBytes { try? part.write($0, at: 0) } }
+    let finished = DispatchSemaphore(value: 0)
+    let tag = Locked<String?>(nil)
+    io.async {
+      io.drain()
+      try? io.commitNow(Self.state("on the lane", held: 4096))
+      tag.withLock { $0 = (try? Self.saved(io))??.etag }
+      io.stop()
+      finished.signal()
+    }
+    guard finished.wait(timeout: .now() + 30) == .success else {
+      Issue.record("the lane waited for itself")
+      return
+    }
+    #expect(tag.withLock { $0 } == "on the lane")
+    // Stopped: a later state is refused, and a drain from here still waits for the lane.
+    io.async { Thread.sleep(forTimeInterval: 0.05) }
+    try io.commitNow(Self.state("after stop", held: 4096))
+    io.drain()
+    #expect(try Self.saved(io)?.etag == "on the lane")
+  }
 }
