@@ -98,7 +98,9 @@ final class DownloadRun: Sendable {
     let start: StartPoint
     do throws(HaulError) { start = try resolveStart() } catch {
       releaseTarget()
-      return resumeCaller(with: .failure(error))
+      files.withLock { $0.hasher }?.cancel()
+      ending.withLock { $0.take() }?.continuation.resume(returning: .failure(error))
+      return
     }
     // Before `begin`: an end decided at once removes it, never before it is added.
     RunTicker.shared.add(self)
@@ -111,28 +113,25 @@ final class DownloadRun: Sendable {
     }
   }
 
-  /// The machine's end: the outcome's file work, then the caller. Never on the event thread:
-  /// on the lane, after the writes queued before (no thread to wake when the lane's last write
-  /// ended the download), or on a thread of its own before there are files.
+  /// The machine's end: the outcome's file work, then the caller (once, whatever else comes).
+  /// Never on the event thread: on the lane, after the writes queued before (no thread to wake
+  /// when the lane's last write ended the download), or on a thread of its own before there
+  /// are files.
   private func end(_ outcome: DownloadEnding) {
+    guard let caller = ending.withLock({ $0.take() }) else { return }
     let work: @Sendable () -> Void = { [self] in
       RunTicker.shared.remove(self)
       control.detach()
-      let started = ending.withLock { $0?.started } ?? Monotonic.now()
       let result: Result<DownloadResult, HaulError>
-      do throws(HaulError) { result = .success(try conclude(outcome, started: started)) } catch {
+      do throws(HaulError) { result = .success(try conclude(outcome, started: caller.started)) } catch {
         result = .failure(error)
       }
       releaseTarget()
-      resumeCaller(with: result)
+      // However the run ends, background hashing of its bytes stops with it.
+      files.withLock { $0.hasher }?.cancel()
+      caller.continuation.resume(returning: result)
     }
     if let io = files.withLock({ $0.target })?.io { io.async(work) } else { BlockingWork.run(work) }
-  }
-
-  /// However the run ends, background hashing of its bytes stops with it.
-  private func resumeCaller(with result: Result<DownloadResult, HaulError>) {
-    files.withLock { $0.hasher }?.cancel()
-    ending.withLock { $0.take() }?.continuation.resume(returning: result)
   }
 
   private func conclude(_ outcome: DownloadEnding, started: UInt64) throws(HaulError) -> DownloadResult {
