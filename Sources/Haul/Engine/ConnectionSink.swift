@@ -132,8 +132,10 @@ final class ConnectionSink: TransferSink {
       bytes = UnsafeRawBufferPointer(rebasing: bytes[count...])
       slot = run.decide { [bytes] in $0.receiveBody(id, count: bytes.count, now: $1) }
     }
+    // Not wanted (a stop was decided, the range was replaced): this chunk is refused. The bytes
+    // staged before it were counted where they were reserved; the finish asks the machine
+    // whether they are kept (a stop keeps them) before it writes or drops them.
     guard case .write(let offset, let count, let hashInline, let flushDue, let stopAfter) = slot else {
-      box.withLock { $0.stager }?.discard()
       return .abort
     }
     guard let stager = stager() else { return .abort }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HaulCore
 import HaulTestSupport
@@ -31,6 +32,89 @@ import Testing
     #expect(result.resumedFrom == 120_000)
     #expect(try Data(contentsOf: file) == Data(body))
     #expect(transport.keptSinks == 2)
+  }
+
+  /// A stop is decided while the transport still delivers: libcurl hands over what it already
+  /// read before the cancelled transfer ends. That late chunk is refused, but the bytes received
+  /// before the stop, still staged and not yet written, must reach the file and the state (they
+  /// were lost: the late chunk discarded them, and a stop soon after the start kept nothing).
+  @Test func bytesReceivedBeforeAStopAreKeptWhenMoreArriveAfterIt() async throws {
+    let directory = try TemporaryDirectory()
+    let file = directory.file("late.bin")
+    let body = (0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+    let transport = LateChunkTransport(body: body, before: 3)
+    var options = DownloadTests.fastOptions()
+    options.checkpointInterval = 60  // nothing is written for its age: the chunks stay staged
+    let download = try Download(
+      url: "http://example.invalid/late.bin", to: .file(file), options: options, transport: transport)
+    let run = Task { () -> HaulError? in
+      do throws(HaulError) {
+        _ = try await download.run()
+        return nil
+      } catch {
+        return error
+      }
+    }
+    #expect(transport.delivered.wait(timeout: .now() + 30) == .success)
+    download.cancel(keepPartial: true)
+    let error = await run.value
+    #expect(error?.category == .interrupted)
+    #expect(transport.lateChunkRefused.withLock { $0 })
+    let kept = 3 * LateChunkTransport.chunk
+    #expect(SavedProgress.load(for: file)?.bytes == Int64(kept))
+    let part = try Data(contentsOf: URL(fileURLWithPath: file.path + ".part"))
+    #expect(part.prefix(kept) == Data(body.prefix(kept)))
+  }
+}
+
+/// Serves `body` as a 200 in 16 KiB chunks: `before` of them, then waits for the transfer's
+/// cancel and delivers one more (as libcurl may) before it reports the cancelled end.
+private final class LateChunkTransport: Transport {
+  static let chunk = 16_384
+  let body: [UInt8]
+  let before: Int
+  /// Signalled once the first `before` chunks were taken.
+  let delivered = DispatchSemaphore(value: 0)
+  let cancelled = DispatchSemaphore(value: 0)
+  let lateChunkRefused = Locked(false)
+
+  init(body: [UInt8], before: Int) {
+    self.body = body
+    self.before = before
+  }
+
+  func start(_ request: TransferRequest, sink: any TransferSink) -> any TransferHandle {
+    var headers = HTTPHeaders()
+    headers.add(name: "Content-Length", value: String(body.count))
+    headers.add(name: "ETag", value: "\"late\"")
+    let head = ResponseHead(status: 200, headers: headers, finalURL: request.url)
+    Thread.detachNewThread { [self] in
+      guard sink.transferDidReceiveHead(head) == .deliver else {
+        return sink.transferDidFinish(head: head, failure: .refusedBySink)
+      }
+      func offer(_ index: Int) -> ReceiveResult {
+        body.withUnsafeBytes {
+          sink.transferDidReceive(
+            UnsafeRawBufferPointer(rebasing: $0[index * Self.chunk..<(index + 1) * Self.chunk]))
+        }
+      }
+      for index in 0..<before {
+        while offer(index) == .pause { usleep(1_000) }
+      }
+      delivered.signal()
+      _ = cancelled.wait(timeout: .now() + 30)
+      let late = offer(before)
+      lateChunkRefused.withLock { $0 = late == .abort }
+      sink.transferDidFinish(
+        head: head, failure: TransportFailure(kind: .cancelled, message: "cancelled", code: 42))
+    }
+    return Handle(cancelled: cancelled)
+  }
+
+  private struct Handle: TransferHandle {
+    let cancelled: DispatchSemaphore
+    func cancel() { cancelled.signal() }
+    func resumeReceiving() {}
   }
 }
 
