@@ -27,12 +27,21 @@ final class DownloadIO: Sendable {
   private let syncs = DispatchQueue(label: "haul.io.sync")
   /// Set once the download's files are finished or removed: no state file may appear again.
   private let stopped = Locked(false)
+  /// A state file may be at `statePath`: one was there when the download started, or this lane
+  /// saved one. Only the holder of the `.part` file's lock writes it, so while this is false
+  /// there is none, and nothing need look for one.
+  private let stateFileMayExist: Locked<Bool>
 
-  init(part: PartFile, statePath: String) {
+  /// `stateFileSeen`: false when the download's start found no state file (`DownloadRun.open`).
+  init(part: PartFile, statePath: String, stateFileSeen: Bool = true) {
     self.part = part
     self.statePath = statePath
+    self.stateFileMayExist = Locked(stateFileSeen)
     queue.setSpecific(key: Self.lane, value: ObjectIdentifier(self))
   }
+
+  /// Whether a state file may be there to remove (after `stop`, no more appear).
+  var mayHaveStateFile: Bool { stateFileMayExist.withLock { $0 } }
 
   /// Marks each lane's queue with its `DownloadIO`, so that a wait for the lane asked on the
   /// lane itself (a download's end concluded there) runs at once instead of deadlocking.
@@ -138,11 +147,13 @@ final class DownloadIO: Sendable {
     // the first checkpoint. Written before any byte, the mark is on disk whenever the bytes'
     // size is (the file system orders its metadata), so a crash never leaves a `.part` with
     // bytes that nothing says are Haul's. Short downloads thus never create a state file.
-    if !sync, state.heldBytes == 0, length == 0, !FileIO.exists(statePath),
+    if !sync, state.heldBytes == 0, length == 0, !mayHaveStateFile || !FileIO.exists(statePath),
       part.setAttribute(FinishedFileRecord.attribute, StateJournal.encode(state))
     {
       return
     }
+    // Before the save: one that fails after its rename still leaves a file.
+    stateFileMayExist.withLock { $0 = true }
     try StateJournal.save(state, to: statePath)
   }
 

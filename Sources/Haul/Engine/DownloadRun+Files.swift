@@ -14,6 +14,12 @@ struct OpenTarget: Sendable {
   /// The `.part` or state file was there before this run: an earlier, killed run may have left
   /// temporary copies of the state beside them (this run's own commits never do).
   var inherited = false
+
+  /// Removes the state file, after `io.stop()`; none ever seen or saved, none to remove.
+  func removeStateFile() throws(SystemError) {
+    guard io.mayHaveStateFile else { return }
+    try StateJournal.remove(at: paths.state)
+  }
 }
 
 /// The files of a run: finding and opening the target, finishing, verifying, cleaning up.
@@ -30,7 +36,7 @@ extension DownloadRun {
     case .directory(let directory):
       try UserFiles.requireWritableDirectory(directory.path)
       guard let paths = knownTarget(in: directory.path) else { return .unnamed }
-      return try open(paths)
+      return try open(paths, directoryChecked: true)
     }
   }
 
@@ -50,16 +56,20 @@ extension DownloadRun {
   }
 
   /// Opens the target's files (or finds its finished file) and says where the download starts.
-  func open(_ paths: DownloadPaths) throws(HaulError) -> StartPoint {
-    try UserFiles.requireWritableDirectory(paths.directory)
-    try paths.refuseUnsafeFiles(replacingTarget: options.overwrite)
-    if FileIO.isDirectory(paths.target) {
+  /// `directoryChecked`: this run's start checked the target's directory already (a directory
+  /// destination): once is enough, a vanished one fails the create.
+  func open(_ paths: DownloadPaths, directoryChecked: Bool = false) throws(HaulError) -> StartPoint {
+    if !directoryChecked { try UserFiles.requireWritableDirectory(paths.directory) }
+    let seen = try paths.look(replacingTarget: options.overwrite)
+    if seen.targetIsDirectory {
       throw HaulError(.fileSystem, "\(paths.target) is a directory", hint: LibraryWording.targetIsDirectory)
     }
-    let finished = FinishedFileRecord.read(at: paths.target).flatMap { $0.url == recordedURL ? $0 : nil }
-    var partExisted = FileIO.exists(paths.part)
+    let finished = FinishedFileRecord.read(at: paths.target, seen: seen.target).flatMap {
+      $0.url == recordedURL ? $0 : nil
+    }
+    var partExisted = seen.part != nil
     switch StartDecision.beforeOpening(
-      target: paths.target, finished: finished, targetExists: FileIO.exists(paths.target),
+      target: paths.target, finished: finished, targetExists: seen.target != nil,
       partExists: partExisted, overwrite: options.overwrite, continuePartial: options.continuePartial)
     {
     case .adoptTarget:
@@ -81,7 +91,10 @@ extension DownloadRun {
     }
     let part: PartFile
     do {
-      part = try PartFile(path: paths.part)
+      // An adopted target is at the `.part` path now: not what was seen there.
+      let partSeen: SafeFile.Seen =
+        partExisted != (seen.part != nil) ? .unknown : partExisted ? .reusable : .absent
+      part = try PartFile(path: paths.part, seen: partSeen)
     } catch {
       switch error {
       case .busy(here: true):
@@ -98,8 +111,10 @@ extension DownloadRun {
         throw refusal.haulError
       }
     }
+    // A state file is written only under the `.part` file's lock: none was there, and the
+    // `.part` is new, so none belongs to it. Else it is read under the lock.
     let saved: StartDecision.SavedState
-    switch try StateJournal.load(from: paths.state) {
+    switch seen.state == nil && part.created ? nil : try StateJournal.load(from: paths.state) {
     case .success(let state)?: saved = .loaded(state)
     case .failure?: saved = .unreadable
     case nil: saved = .none
@@ -113,7 +128,8 @@ extension DownloadRun {
       return .unnamed
     }
     let target = OpenTarget(
-      paths: paths, part: part, io: DownloadIO(part: part, statePath: paths.state),
+      paths: paths, part: part,
+      io: DownloadIO(part: part, statePath: paths.state, stateFileSeen: seen.state != nil || saved != .none),
       inherited: partExisted || saved != .none)
     if let notice { emit(.restarted(reason: notice)) }
     if replaceState {
@@ -169,8 +185,9 @@ extension DownloadRun {
       sha256 = try finishFile(target, hasher, finished, total: total)
     }
     let result = DownloadResult(
-      file: URL(fileURLWithPath: target.paths.target), totalBytes: total, bytesReceived: summary.received,
-      resumedFrom: summary.resumedFrom, finalURL: summary.finalURL, wasAlreadyComplete: false,
+      file: URL(fileURLWithPath: target.paths.target, isDirectory: false), totalBytes: total,
+      bytesReceived: summary.received, resumedFrom: summary.resumedFrom, finalURL: summary.finalURL,
+      wasAlreadyComplete: false,
       remoteChanged: false, duration: Monotonic.seconds(since: started), sha256: sha256)
     emit(
       .progress(
@@ -199,7 +216,7 @@ extension DownloadRun {
       try FileIO.rename(target.paths.part, to: target.paths.target)
       // After the rename, which changes the file's status time: a rerun compares it.
       FinishedFileRecord.seal(target.part, sha256: sha256)
-      try StateJournal.remove(at: target.paths.state)
+      try target.removeStateFile()
       // A directory scan: only where a killed run may have left some (many small files into
       // one directory would otherwise each read the whole directory).
       if target.inherited { SafeFile.removeLeftoverTemporaries(beside: target.paths.state) }
@@ -220,8 +237,9 @@ extension DownloadRun {
     }
     let total = state.totalBytes ?? 0
     let result = DownloadResult(
-      file: URL(fileURLWithPath: paths.target), totalBytes: total, bytesReceived: 0, resumedFrom: total,
-      finalURL: state.finalURL ?? recordedURL, wasAlreadyComplete: true, remoteChanged: changed,
+      file: URL(fileURLWithPath: paths.target, isDirectory: false), totalBytes: total, bytesReceived: 0,
+      resumedFrom: total, finalURL: state.finalURL ?? recordedURL, wasAlreadyComplete: true,
+      remoteChanged: changed,
       duration: Monotonic.seconds(since: started), sha256: sha256)
     removeIfEmpty(held: 0)
     emit(.completed(result))
@@ -243,7 +261,7 @@ extension DownloadRun {
     guard let target else { return }
     target.io.drain()
     target.io.stop()
-    try? StateJournal.remove(at: target.paths.state)
+    try? target.removeStateFile()
     if adopted, !FileIO.exists(target.paths.target) {
       try? FileIO.rename(target.paths.part, to: target.paths.target)
     }
@@ -267,7 +285,7 @@ extension DownloadRun {
     target.io.stop()
     guard !target.part.isStream else { return }  // No files of its own; never the target.
     try? FileIO.remove(target.paths.part)
-    try? StateJournal.remove(at: target.paths.state)
+    try? target.removeStateFile()
   }
 
   func discardPartial() {
@@ -275,7 +293,7 @@ extension DownloadRun {
     target.io.stop()
     guard !target.part.isStream else { return }
     try? FileIO.remove(target.paths.part)
-    try? StateJournal.remove(at: target.paths.state)
+    try? target.removeStateFile()
   }
 
   // MARK: - Verification

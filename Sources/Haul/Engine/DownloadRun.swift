@@ -198,11 +198,12 @@ final class DownloadRun: Sendable {
         files.withLock { $0.hasher }?.advance(to: end)
       case .announceStart(let resumedFrom, let total, let finalURL):
         guard let paths = files.withLock({ $0.paths }) else { break }
+        // A file, said so: without `isDirectory`, Foundation would look at the path to find out.
         emit(
           .started(
             DownloadStart(
-              file: URL(fileURLWithPath: paths.target), finalURL: finalURL, resumedFrom: resumedFrom,
-              totalBytes: total)))
+              file: URL(fileURLWithPath: paths.target, isDirectory: false), finalURL: finalURL,
+              resumedFrom: resumedFrom, totalBytes: total)))
       case .emit(let event):
         emit(event)
       case .scheduleRetry(let delay, let token):
@@ -307,7 +308,8 @@ final class DownloadRun: Sendable {
       return .decided(.abort, checksRange: false, actions)
     }
     do throws(HaulError) {
-      let start = try open(DownloadPaths(directory: directory.path, name: name))
+      // `resolveStart` checked the directory before the request.
+      let start = try open(DownloadPaths(directory: directory.path, name: name), directoryChecked: true)
       var facts = facts
       if let directory = files.withLock({ $0.paths?.directory }) {
         facts.freeSpace = facts.freeSpace ?? freeSpace(in: directory)

@@ -32,24 +32,48 @@ struct DownloadPaths: Equatable, Sendable {
       directory.isEmpty ? name : directory.hasSuffix("/") ? directory + name : directory + "/" + name
   }
 
-  /// Refuses, before anything is created, a `.part` or state file that Haul may not reuse (a
-  /// link, a file with other names or another owner: `SafeFile.check`), and a symbolic link at
-  /// the target unless the target is to be replaced (the final rename replaces the link itself,
-  /// never what it points to). The opens check again on their descriptors; this look first keeps
-  /// a refusal from leaving a new empty `.part` behind.
-  func refuseUnsafeFiles(replacingTarget: Bool) throws(HaulError) {
+  /// What one `lstat` of each of the download's files found when it started (nil: nothing
+  /// there). The start decides on it and passes it along instead of looking again: in a
+  /// directory of many files every lookup searches it. Never kept past that start.
+  struct Seen {
+    var target: stat?
+    var part: stat?
+    var state: stat?
+
+    /// A directory at the target, or a link to one (a link there is only allowed when the
+    /// target is to be replaced; it is followed only to say so).
+    var targetIsDirectory: Bool {
+      guard let target else { return false }
+      let type = target.st_mode & S_IFMT
+      return type == S_IFDIR || type == S_IFLNK && FileIO.isDirectory(targetPath)
+    }
+    fileprivate let targetPath: String
+  }
+
+  /// Looks at the three files once, and refuses, before anything is created, a `.part` or
+  /// state file that Haul may not reuse (a link, a file with other names or another owner:
+  /// `SafeFile.requireReusable`), and a symbolic link at the target unless the target is to be
+  /// replaced (the final rename replaces the link itself, never what it points to). The opens
+  /// check again on their descriptors; this look first keeps a refusal from leaving a new empty
+  /// `.part` behind.
+  func look(replacingTarget: Bool) throws(HaulError) -> Seen {
+    var seen = Seen(targetPath: target)
     do {
-      _ = try SafeFile.check(part)
-      _ = try SafeFile.check(state)
+      seen.part = try SafeFile.look(part)
+      seen.state = try SafeFile.look(state)
     } catch {
       throw error.haulError
     }
+    // A target that cannot be looked at counts as absent, as before: its open tells.
     var info = stat()
-    if !replacingTarget, lstat(target, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+    guard lstat(target, &info) == 0 else { return seen }
+    seen.target = info
+    if !replacingTarget, info.st_mode & S_IFMT == S_IFLNK {
       throw HaulError(
         .fileSystem, LocalFileError(target, .symbolicLink).description,
         hint: LibraryWording.replaceLink)
     }
+    return seen
   }
 
   private static func trailingSlashesRemoved(_ path: String) -> String {

@@ -31,7 +31,12 @@ enum FinishedFileRecord {
   /// compared here: a finished file of another size is a modified one (`RerunVerification`).
   static func read(at path: String) -> ResumeState? {
     var info = stat()
-    guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+    return read(at: path, seen: lstat(path, &info) == 0 ? info : nil)
+  }
+
+  /// `read(at:)` where the file was just looked at (`lstat`): `seen`, nil when nothing was there.
+  static func read(at path: String, seen: stat?) -> ResumeState? {
+    guard let info = seen, info.st_mode & S_IFMT == S_IFREG else { return nil }
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     let count = buffer.withUnsafeMutableBytes { lgetxattr(path, attribute, $0.baseAddress, $0.count) }
     guard count > 0, let state = try? StateJournal.decode(Array(buffer.prefix(count))) else { return nil }

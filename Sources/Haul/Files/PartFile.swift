@@ -15,6 +15,8 @@ import Dispatch
 /// which costs less CPU than copying every byte into it and leaves the user's cached files alone.
 final class PartFile: Sendable {
   let path: String
+  /// This open created the file (`O_EXCL`: a new one, not a file that was there).
+  let created: Bool
   private let fd: Int32
   /// The same file opened with O_DIRECT, or -1 where the file system has no direct I/O.
   private let directFD: Int32
@@ -48,10 +50,11 @@ final class PartFile: Sendable {
 
   /// Opens and locks the file without blocking: reuses it only if `SafeFile`'s rules allow (a
   /// regular file with one link, owned by this user, not a symbolic link), else creates it.
-  /// `directIO: false` keeps every write in the page cache (tests of that path).
-  init(path: String, directIO: Bool = true) throws(OpenError) {
+  /// `directIO: false` keeps every write in the page cache (tests of that path). `seen`: what a
+  /// look at the path just before found (`SafeFile.openOrCreate`).
+  init(path: String, directIO: Bool = true, seen: SafeFile.Seen = .unknown) throws(OpenError) {
     let file: SafeFile
-    do { file = try SafeFile.openOrCreate(path) } catch {
+    do { file = try SafeFile.openOrCreate(path, seen: seen) } catch {
       if case .system(let cause) = error.reason { throw .system(cause) }
       throw .refused(error)
     }
@@ -62,10 +65,11 @@ final class PartFile: Sendable {
       throw .busy(here: id.map { id in Self.lockedHere.withLock { $0.contains(id) } } ?? false)
     }
     if let id { Self.lockedHere.withLock { _ = $0.insert(id) } }
+    self.created = file.created
     let fd = file.takeDescriptor()
     self.path = path
     self.fd = fd
-    self.directFD = directIO ? Self.openDirect(path, sameFileAs: fd) : -1
+    self.directFD = directIO ? id.map { Self.openDirect(path, sameFileAs: $0) } ?? -1 : -1
     self.directUsable = Locked(directFD >= 0)
     self.streamed = nil
     self.lockHeld = Locked(id)
@@ -76,6 +80,7 @@ final class PartFile: Sendable {
   /// or marked, and a write anywhere else fails with ESPIPE (a stream cannot go back).
   init(streamingTo descriptor: Int32, path: String) {
     self.path = path
+    self.created = false
     self.fd = descriptor
     self.directFD = -1
     self.directUsable = Locked(false)
@@ -204,15 +209,14 @@ final class PartFile: Sendable {
     return count > 0 ? (position, count) : nil
   }
 
-  /// Opens `path` again for direct I/O (not through a link), checking it is still the file `fd`
-  /// refers to.
-  private static func openDirect(_ path: String, sameFileAs fd: Int32) -> Int32 {
+  /// Opens `path` again for direct I/O (not through a link), checking it is still the locked
+  /// file (`id`, from its descriptor's `fstat`).
+  private static func openDirect(_ path: String, sameFileAs id: FileID) -> Int32 {
     let direct = haul_open_direct(path)
     guard direct >= 0 else { return -1 }
     var opened = stat()
-    var locked = stat()
-    guard fstat(direct, &opened) == 0, fstat(fd, &locked) == 0,
-      opened.st_dev == locked.st_dev, opened.st_ino == locked.st_ino
+    guard fstat(direct, &opened) == 0,
+      FileID(device: UInt64(opened.st_dev), inode: UInt64(opened.st_ino)) == id
     else {
       close(direct)
       return -1

@@ -77,7 +77,15 @@ package struct SafeFile: ~Copyable {
   package static func openExisting(_ path: String, access: Access = .readWrite) throws(LocalFileError)
     -> SafeFile
   {
-    guard try check(path) else { throw LocalFileError(path, call: "open", errno: ENOENT) }
+    try openExisting(path, access: access, looked: false)
+  }
+
+  /// `looked`: `check` allowed what is at `path` a moment ago; not looked at again (the
+  /// descriptor still is).
+  private static func openExisting(_ path: String, access: Access, looked: Bool) throws(LocalFileError)
+    -> SafeFile
+  {
+    if !looked, try !check(path) { throw LocalFileError(path, call: "open", errno: ENOENT) }
     let descriptor = SystemCall.retryingEINTR { open(path, access.flags | openFlags | O_NONBLOCK) }
     guard descriptor >= 0 else { throw failure(path, call: "open", errno: errno) }
     let file = SafeFile(descriptor: descriptor, created: false)
@@ -103,16 +111,29 @@ package struct SafeFile: ~Copyable {
     return SafeFile(descriptor: descriptor, created: true)
   }
 
+  /// What a look at a name a moment before an open found (`check`), so that the open starts
+  /// with the step that fits instead of looking again. Either way the rules hold: a reused file
+  /// is checked on its descriptor (rule 3), a new one created exclusively (rule 2).
+  package enum Seen: Sendable {
+    case unknown
+    /// Nothing was there: create first.
+    case absent
+    /// A file `check` allowed: open it.
+    case reusable
+  }
+
   /// Opens `path` to reuse it if it exists, else creates it: the `.part` file's open.
   package static func openOrCreate(
-    _ path: String, access: Access = .readWrite, mode: mode_t = 0o644
+    _ path: String, access: Access = .readWrite, mode: mode_t = 0o644, seen: Seen = .unknown
   ) throws(LocalFileError) -> SafeFile {
     // A name that keeps appearing and vanishing between the two opens is someone's game: a few
     // rounds, then the last error.
     var last = LocalFileError(path, call: "open", errno: EEXIST)
-    for _ in 0..<4 {
+    for round in 0..<4 {
       do {
-        return try openExisting(path, access: access)
+        if round > 0 || seen != .absent {
+          return try openExisting(path, access: access, looked: round == 0 && seen == .reusable)
+        }
       } catch {
         guard error.errno == ENOENT else { throw error }
       }
@@ -130,13 +151,18 @@ package struct SafeFile: ~Copyable {
   /// there, a refusal when something else is. A look before creating anything; the open checks
   /// again, on the descriptor.
   package static func check(_ path: String) throws(LocalFileError) -> Bool {
+    try look(path) != nil
+  }
+
+  /// `check`, with what `lstat` found: nil when nothing is there.
+  static func look(_ path: String) throws(LocalFileError) -> stat? {
     var info = stat()
     guard lstat(path, &info) == 0 else {
-      if errno == ENOENT { return false }
+      if errno == ENOENT { return nil }
       throw LocalFileError(path, call: "lstat", errno: errno)
     }
     try requireReusable(info, path)
-    return true
+    return info
   }
 
   /// Rule 3: a regular file with one link, owned by the effective user.

@@ -92,4 +92,37 @@ import Testing
     io.drain()
     #expect(try Self.saved(io)?.etag == "on the lane")
   }
+
+  /// A lane told no state file was there marks a new version on the `.part` file instead of
+  /// looking for one; from its first saved state on, it knows there is one to remove.
+  @Test func aLaneThatSawNoStateFileMarksThePartUntilItSavesOne() throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path)
+    let io = DownloadIO(part: part, statePath: directory.file("f.haul").path, stateFileSeen: false)
+    io.commit(Self.state("fresh", held: 0), truncatingTo: 0) { _ in }
+    io.drain()
+    #expect(!FileIO.exists(io.statePath))
+    #expect(!io.mayHaveStateFile)
+    #expect(DownloadIO.owner(ofPart: part.path) == "http://127.0.0.1/f")
+    io.checkpoint(Self.state("first", held: 0)) { _ in }
+    io.drain()
+    #expect(io.mayHaveStateFile)
+    #expect(try Self.saved(io)?.etag == "first")
+    // A new version now replaces that file rather than leaving it behind the mark.
+    io.commit(Self.state("second", held: 0), truncatingTo: 0) { _ in }
+    io.drain()
+    #expect(try Self.saved(io)?.etag == "second")
+  }
+
+  /// A lane that saw a state file (a leftover) replaces it with a new version's state.
+  @Test func aLaneThatSawAStateFileReplacesIt() throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path)
+    try StateJournal.save(Self.state("leftover", held: 0), to: directory.file("f.haul").path)
+    let io = DownloadIO(part: part, statePath: directory.file("f.haul").path, stateFileSeen: true)
+    io.commit(Self.state("fresh", held: 0), truncatingTo: 0) { _ in }
+    io.drain()
+    #expect(io.mayHaveStateFile)
+    #expect(try Self.saved(io)?.etag == "fresh")
+  }
 }

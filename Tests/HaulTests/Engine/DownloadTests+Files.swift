@@ -218,4 +218,31 @@ extension DownloadTests {
       #expect(same, "file bytes differ")
     }
   }
+
+  /// A state file left without its `.part` (its data removed, a killed run's) is seen at the
+  /// start, so it is still read, and removed at the end though the download never saved one;
+  /// into a directory, the state file's URL also names the target.
+  @Test(arguments: [false, true])
+  func aStateFileLeftWithoutItsPartIsRemovedAtTheEnd(intoDirectory: Bool) async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 50_000, seed: 31)
+    server.setResource("/f", TestResource(body: body, etag: Self.etag))
+    let directory = try TemporaryDirectory()
+    let file = directory.file("kept")
+    var state = ResumeState(url: server.url("/f"))
+    state.etag = Self.etag
+    state.totalBytes = 50_000
+    state.setContiguous(20_000)
+    try StateJournal.save(state, to: file.path + ".haul")
+    let outcome = try await Self.run(
+      server.url("/f"), to: intoDirectory ? .directory(directory.url) : .file(file))
+    #expect(outcome.error == nil)
+    #expect(outcome.value?.file.path == file.path)
+    do {
+      let same = Self.holds(file, body)
+      #expect(same, "file bytes differ")
+    }
+    #expect(!Self.exists(file.path + ".haul"))
+    #expect(!Self.exists(file.path + ".part"))
+  }
 }

@@ -44,6 +44,41 @@ import Testing
     #expect(try reused.readAll(limit: 10) == Array("abc".utf8))
   }
 
+  /// An open told what a look just before found (`Seen`) still follows the rules when the name
+  /// changed since: what appeared is reused only if allowed, a link or FIFO is refused, a
+  /// vanished file is created anew.
+  @Test func whatChangedSinceTheLookIsStillChecked() throws {
+    let (directory, elsewhere) = (try TemporaryDirectory(), try TemporaryDirectory())
+    let victim = try Victim(at: elsewhere.file("victim").path)
+    let link = directory.file("link").path
+    try Planted.symbolicLink(at: link, to: victim.path)
+    for seen in [SafeFile.Seen.absent, .reusable] {
+      #expect(
+        Self.reason { () throws(LocalFileError) in _ = try SafeFile.openOrCreate(link, seen: seen) }
+          == .symbolicLink)
+    }
+    victim.expectUntouched()
+
+    let fifo = directory.file("fifo").path
+    try #require(mkfifo(fifo, 0o644) == 0)
+    for seen in [SafeFile.Seen.absent, .reusable] {
+      #expect(
+        Self.reason { () throws(LocalFileError) in _ = try SafeFile.openOrCreate(fifo, seen: seen) }
+          == .notRegular("a FIFO"))
+    }
+
+    let appeared = directory.file("appeared").path
+    try Data("abc".utf8).write(to: URL(fileURLWithPath: appeared))
+    let reused = try SafeFile.openOrCreate(appeared, seen: .absent)
+    let wasCreated = reused.created
+    #expect(!wasCreated)
+    #expect(try reused.readAll(limit: 10) == Array("abc".utf8))
+
+    let vanished = try SafeFile.openOrCreate(directory.file("vanished").path, seen: .reusable)
+    let created = vanished.created
+    #expect(created)
+  }
+
   @Test func descriptorsAreCloseOnExecAndBlocking() throws {
     let directory = try TemporaryDirectory()
     let path = directory.file("f").path
