@@ -121,7 +121,7 @@ enum BatchDownload {
       return (index, ExitStatus.success)
     } catch {
       await forward?.value
-      return forward == nil ? failed(error) : (index, ExitStatus.code(for: error))
+      return quiet ? failed(error) : (index, ExitStatus.code(for: error))
     }
   }
 }

@@ -97,9 +97,7 @@ final class DownloadRun: Sendable {
   private func begin() {
     let start: StartPoint
     do throws(HaulError) { start = try resolveStart() } catch {
-      releaseTarget()
-      files.withLock { $0.hasher }?.cancel()
-      ending.withLock { $0.take() }?.continuation.resume(returning: .failure(error))
+      if let caller = ending.withLock({ $0.take() }) { close(caller, with: .failure(error)) }
       return
     }
     // Before `begin`: an end decided at once removes it, never before it is added.
@@ -126,12 +124,17 @@ final class DownloadRun: Sendable {
       do throws(HaulError) { result = .success(try conclude(outcome, started: caller.started)) } catch {
         result = .failure(error)
       }
-      releaseTarget()
-      // However the run ends, background hashing of its bytes stops with it.
-      files.withLock { $0.hasher }?.cancel()
-      caller.continuation.resume(returning: result)
+      close(caller, with: result)
     }
     if let io = files.withLock({ $0.target })?.io { io.async(work) } else { BlockingWork.run(work) }
+  }
+
+  /// The last steps of every run, however it ends: the target is released, background hashing
+  /// of its bytes stops, and the caller gets `result`.
+  private func close(_ caller: Ending, with result: Result<DownloadResult, HaulError>) {
+    releaseTarget()
+    files.withLock { $0.hasher }?.cancel()
+    caller.continuation.resume(returning: result)
   }
 
   private func conclude(_ outcome: DownloadEnding, started: UInt64) throws(HaulError) -> DownloadResult {
