@@ -22,17 +22,27 @@ struct FleetWorkerTests {
 
     var all: [FleetWorkerEvent] { events.withLock { $0 } }
 
-    func waitFor(_ match: @escaping @Sendable (FleetWorkerEvent) -> Bool) async throws -> FleetWorkerEvent {
+    func waitFor(
+      line: Int = #line, _ match: @escaping @Sendable (FleetWorkerEvent) -> Bool
+    ) async throws -> FleetWorkerEvent {
       let deadline = ContinuousClock.now + .seconds(120)
       while ContinuousClock.now < deadline {
         if let event = events.withLock({ $0.first(where: match) }) { return event }
         try await Task.sleep(for: .milliseconds(20))
       }
-      throw TimeoutError()
+      throw TimeoutError(line: line, seen: all)
     }
   }
 
-  struct TimeoutError: Error {}
+  /// Which wait ran out, and every event the worker had sent by then.
+  struct TimeoutError: Error, CustomStringConvertible {
+    let line: Int
+    let seen: [FleetWorkerEvent]
+    var description: String {
+      "the wait on line \(line) saw no matching event in 120 s; events:\n"
+        + seen.map { "  \($0)" }.joined(separator: "\n")
+    }
+  }
 
   private func worker(
     _ queue: FleetQueue, _ directory: TemporaryDirectory, name: String = "w", concurrency: Int = 2,
@@ -87,7 +97,9 @@ struct FleetWorkerTests {
     defer { server.stop() }
     let body = TestResource.random(size: 2_000_000, seed: 7)
     var faults = TestFaults()
-    faults.bytesPerSecond = 200_000
+    // 40 s each: the pause and the removal (a poll away, slow under a loaded suite) must find
+    // the jobs still running; the pause lifts the limit before the resume.
+    faults.bytesPerSecond = 50_000
     server.setResource("/slow.bin", TestResource(body: body, etag: "\"s\"", faults: faults))
     server.setResource("/slow2.bin", TestResource(body: body, etag: "\"s2\"", faults: faults))
     let queue = try await FleetTestDatabase.queue()
@@ -130,7 +142,8 @@ struct FleetWorkerTests {
     defer { server.stop() }
     let body = TestResource.random(size: 1_500_000, seed: 9)
     var faults = TestFaults()
-    faults.bytesPerSecond = 300_000
+    // 15 s: the lease must be lost while the job runs; the limit is lifted for the next holder.
+    faults.bytesPerSecond = 100_000
     server.setResource("/f.bin", TestResource(body: body, etag: "\"f\"", faults: faults))
     let queue = try await FleetTestDatabase.queue()
     let id = try await queue.add([try FleetJobRequest(url: server.url("/f.bin"))])[0]
