@@ -78,7 +78,11 @@ final class ConnectionSink: TransferSink {
     }
     let facts = run.facts(head, checkable: check?.range)
     box.withLock { $0.expectedBody = facts.summary.contentLength }
-    let reply = run.decide { $0.receiveHead(id, facts, now: $1) }
+    var reply = run.decide { $0.receiveHead(id, facts, now: $1) }
+    if case .nameTarget(let name) = reply, let start = run.takePrepared(named: name) {
+      // Opened before the request: nothing to wait for.
+      reply = run.decide { $0.targetNamed(id, start, facts, now: $1) }
+    }
     guard case .nameTarget(let name) = reply else { return settle(reply, check) }
     box.withLock { $0.naming = .opening(check: check, finish: nil) }
     BlockingWork.run { [self] in openTarget(name, facts) }

@@ -35,24 +35,69 @@ extension DownloadRun {
       return try open(DownloadPaths(target: file.path))
     case .directory(let directory):
       try UserFiles.requireWritableDirectory(directory.path)
-      guard let paths = knownTarget(in: directory.path) else { return .unnamed }
-      return try open(paths, directoryChecked: true)
+      let named = DownloadPaths(
+        directory: directory.path, name: FileNameSanitizer.name(fromURL: url) ?? "index.html")
+      if let paths = knownTarget(in: directory.path, named: named) {
+        return try open(paths, directoryChecked: true)
+      }
+      prepare(named)
+      return .unnamed
     }
   }
 
-  /// In a directory: an interrupted download of this URL, or a finished file from it under the URL's name.
-  private func knownTarget(in directory: String) -> DownloadPaths? {
+  /// In a directory: an interrupted download of this URL, or a finished file from it under the
+  /// URL's name (`named`).
+  private func knownTarget(in directory: String, named: DownloadPaths) -> DownloadPaths? {
     for statePath in StateFileIndex.stateFiles(in: directory) {
       if case .success(let state)? = try? StateJournal.load(from: statePath), state.url == recordedURL {
         return DownloadPaths(target: String(statePath.dropLast(".haul".count)))
       }
     }
-    let name = FileNameSanitizer.name(fromURL: url) ?? "index.html"
-    let candidate = DownloadPaths(directory: directory, name: name)
-    if let record = FinishedFileRecord.read(at: candidate.target), record.url == recordedURL {
-      return candidate
+    if let record = FinishedFileRecord.read(at: named.target), record.url == recordedURL {
+      return named
     }
     return nil
+  }
+
+  /// Opens a directory download's file under the URL's name before the request, when nothing is
+  /// at its paths (the usual case): a response that names it then goes on at once on the event
+  /// thread (`takePrepared`), instead of pausing its transfer while a thread of its own opens
+  /// the file. Anything there, or a failure, leaves the open to the response. Until a response
+  /// names it, it is not the target: no state is saved for it, and one named otherwise, or none,
+  /// removes it.
+  private func prepare(_ paths: DownloadPaths) {
+    guard let seen = try? paths.look(replacingTarget: false),
+      seen.target == nil, seen.part == nil, seen.state == nil,
+      let start = try? open(paths, seen: seen)
+    else { return }
+    files.withLock { $0.prepared = (paths.name, start) }
+  }
+
+  /// Where the file `prepare` opened starts, when a response names it (once).
+  func takePrepared(named name: String) -> StartPoint? {
+    files.withLock { files in
+      guard let prepared = files.prepared, prepared.name == name else { return nil }
+      files.prepared = nil
+      return prepared.start
+    }
+  }
+
+  /// The file `prepare` opened, when a response named another one: removed, as it was made.
+  func discardPrepared() {
+    let target: OpenTarget? = files.withLock { files in
+      guard files.prepared != nil else { return nil }
+      defer {
+        files.prepared = nil
+        files.paths = nil
+        files.target = nil
+        files.hasher = nil  // cancels it
+      }
+      return files.target
+    }
+    guard let target else { return }
+    target.io.stop()
+    try? FileIO.remove(target.paths.part)
+    target.part.unlock()
   }
 
   /// Opens the target's files (or finds its finished file) and says where the download starts.
@@ -60,7 +105,11 @@ extension DownloadRun {
   /// destination): once is enough, a vanished one fails the create.
   func open(_ paths: DownloadPaths, directoryChecked: Bool = false) throws(HaulError) -> StartPoint {
     if !directoryChecked { try UserFiles.requireWritableDirectory(paths.directory) }
-    let seen = try paths.look(replacingTarget: options.overwrite)
+    return try open(paths, seen: try paths.look(replacingTarget: options.overwrite))
+  }
+
+  /// `open` once the paths were looked at.
+  private func open(_ paths: DownloadPaths, seen: DownloadPaths.Seen) throws(HaulError) -> StartPoint {
     if seen.targetIsDirectory {
       throw HaulError(.fileSystem, "\(paths.target) is a directory", hint: LibraryWording.targetIsDirectory)
     }

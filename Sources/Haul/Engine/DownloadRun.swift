@@ -42,6 +42,9 @@ final class DownloadRun: Sendable {
     /// `--continue` renamed another tool's partial at the target to the `.part` file
     /// (`adoptTarget`): a failure before its bytes are proven gives it its name back.
     var adoptedTarget = false
+    /// The files above were opened before the request under the URL's name (`prepare`), with
+    /// where they start: the target once a response names them.
+    var prepared: (name: String, start: StartPoint)?
   }
 
   private struct Handles {
@@ -220,7 +223,8 @@ final class DownloadRun: Sendable {
   }
 
   private func checkpoint(_ state: ResumeState, then: DownloadEvent?) {
-    guard let target = files.withLock({ $0.target }) else {
+    // Files no response has named yet hold nothing to record.
+    guard let target = files.withLock({ $0.prepared == nil ? $0.target : nil }) else {
       if let then { emit(then) }
       return
     }
@@ -310,6 +314,7 @@ final class DownloadRun: Sendable {
       let actions = decide { $0.fail(HaulError(.generic, "no file to write to"), now: $1) }
       return .decided(.abort, checksRange: false, actions)
     }
+    discardPrepared()
     do throws(HaulError) {
       // `resolveStart` checked the directory before the request.
       let start = try open(DownloadPaths(directory: directory.path, name: name), directoryChecked: true)

@@ -8,6 +8,8 @@ import Testing
 
 /// A response that names the target (a directory destination) has it opened off the transport's
 /// thread: the body waits, the transfer paused, and is offered again once the file is open.
+/// (Only when it names another file than the URL's, which the start opened already:
+/// `PreparedTargetTests`; here `Content-Disposition` names it.)
 @Suite struct TargetOpeningTests {
   /// The head and the first bytes arrive inside `start`, before the engine attaches the handle
   /// `start` returns (libcurl's event thread can be that quick): the resume the opened target
@@ -24,7 +26,7 @@ import Testing
       let name = "early\(attempt).bin"
       let transport = EarlyHeadTransport(body: body, part: directory.file(name + ".part"))
       let download = try Download(
-        url: "http://example.invalid/\(name)", to: .directory(directory.url), options: options,
+        url: "http://example.invalid/get?file=\(attempt)", to: .directory(directory.url), options: options,
         transport: transport)
       let result = try await download.run()
       #expect(try Data(contentsOf: result.file) == Data(body))
@@ -63,6 +65,9 @@ private final class EarlyHeadTransport: Transport {
     var headers = HTTPHeaders()
     headers.add(name: "Content-Length", value: String(body.count))
     headers.add(name: "ETag", value: "\"early\"")
+    headers.add(
+      name: "Content-Disposition",
+      value: "attachment; filename=\"\(part.deletingPathExtension().lastPathComponent)\"")
     let head = ResponseHead(status: 200, headers: headers, finalURL: request.url)
     guard sink.transferDidReceiveHead(head) == .deliver else {
       sink.transferDidFinish(head: head, failure: .refusedBySink)
