@@ -108,7 +108,13 @@ public struct FleetJob: Sendable, Equatable {
   public let connections: Int
   public let bytes: Int64
   public let totalBytes: Int64?
+  /// The holder's last reported speed, while that report is less than `speedLifetime` seconds
+  /// old: a worker that was killed, or whose transfer stalled, reports nothing new, and its
+  /// last speed would be shown until its lease ran out.
   public let bytesPerSecond: Double?
+  /// How long a reported speed stands (a worker reports every `progressInterval`, 0.5 s by
+  /// default, while its bytes move).
+  public static let speedLifetime = 5.0
   /// The file, relative to the workers' base directory, once a worker named it.
   public let file: String?
   public let finalURL: String?

@@ -29,10 +29,13 @@ package enum FleetSQL {
     """
 
   /// The columns `job(_:)` reads, in order. `worker` keeps the last holder's name; it is shown as
-  /// the holder only while the job is active, and as who finished it once complete or failed.
+  /// the holder only while the job is active, and as who finished it once complete or failed. The
+  /// speed only while the holder's reports are fresh (`FleetJob.speedLifetime`).
   static let jobColumns = """
     gid, url, directory, file_name, state, priority, control, CASE WHEN state = 'active' THEN worker END,
-    extract(epoch FROM lease_expires_at - now()), granted, bytes, total, speed, file, final_url, sha256,
+    extract(epoch FROM lease_expires_at - now()), granted, bytes, total,
+    CASE WHEN progress_at > now() - make_interval(secs => \(FleetJob.speedLifetime)) THEN speed END,
+    file, final_url, sha256,
     error_category, error_message, error_hint, attempts, lost_leases, extract(epoch FROM run_after - now()),
     CASE WHEN state IN ('complete', 'failed') THEN worker END
     """

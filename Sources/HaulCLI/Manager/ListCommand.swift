@@ -17,9 +17,10 @@ enum ListCommand {
       Lists the catalog's downloads in queue order: id, state, how much is done, size, speed and
       name, fitted to the terminal. Needs no network, and works while haul run, haul ui or the
       daemon has the catalog open (running downloads show what it last recorded, a few times a
-      second, and the speed it measures now; without it, no speed). --json prints one object per line: id, state, bytes, total, fraction,
-      bytes_per_second, file, url, error, error_category, hint, queue_index, needs_credentials,
-      sha256, added_at, finished_at.
+      second, and the speed it measures now; without it, no speed; with --queue, a worker's speed
+      while its last report is under \(Int(FleetJob.speedLifetime)) s old). --json prints one object per line: id, state,
+      bytes, total, fraction, bytes_per_second, file, url, error, error_category, hint,
+      queue_index, needs_credentials, sha256, added_at, finished_at.
       """,
     specs: ManagerCommand.table(["json", "help"]) + [
       ManagerCommand.catalogOption, ManagerCommand.queueOption,

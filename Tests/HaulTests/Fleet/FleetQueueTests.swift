@@ -142,6 +142,28 @@ struct FleetQueueTests {
     #expect(try await FleetTestDatabase.countersAgree(queue))
   }
 
+  /// A holder that stops reporting (killed, or its transfer stalled) shows no speed once its
+  /// last report is older than `FleetJob.speedLifetime`, long before its lease ends.
+  @Test func aSpeedIsShownOnlyWhileItsReportIsFresh() async throws {
+    let queue = try await FleetTestDatabase.queue()
+    let id = try await queue.add([try request("http://a.example/f")])[0]
+    let lease = try #require(claimed(try await queue.claim(worker: "w", leaseSeconds: 30)))
+    let progress = FleetProgress(bytes: 100, totalBytes: 1000, bytesPerSecond: 2048)
+    #expect(try await queue.renew(lease, progress: progress, leaseSeconds: 30) == .held(request: nil))
+    #expect(try await queue.jobs([id]).first?.bytesPerSecond == 2048)
+    try await queue.client.run { connection throws(PostgresError) in
+      try connection.query(
+        "UPDATE haul.jobs SET progress_at = now() - make_interval(secs => $1::float8)",
+        [FleetJob.speedLifetime + 1])
+    }
+    let stale = try #require(try await queue.jobs([id]).first)
+    #expect(stale.bytesPerSecond == nil)
+    #expect(stale.bytes == 100 && stale.state == .active && stale.worker == "w")
+    // The next report shows it again.
+    #expect(try await queue.renew(lease, progress: progress, leaseSeconds: 30) == .held(request: nil))
+    #expect(try await queue.jobs([id]).first?.bytesPerSecond == 2048)
+  }
+
   @Test func aJobThatKeepsLosingItsLeaseFailsInTheEnd() async throws {
     let queue = try await FleetTestDatabase.queue()
     let id = try await queue.add([try request("http://a.example/f")])[0]
