@@ -48,8 +48,14 @@ enum FileIO {
   /// Makes a rename or creation in `directory` durable. The directory is the user's (see
   /// `UserFiles`): every path in it is resolved through it anyway, so a link the user made to it
   /// is followed here too (refusing it would only skip the sync); `O_DIRECTORY` makes sure it is
-  /// one, and nothing is ever written through this descriptor.
+  /// one, and nothing is ever written through this descriptor. Shared with the callers that
+  /// need the same directory synced at the same time (`DirectorySyncs`).
   static func syncDirectory(_ directory: String) {
+    DirectorySyncs.shared.syncDirectory(directory)
+  }
+
+  /// `syncDirectory` on its own: one `fsync` of the directory, now.
+  static func syncDirectoryNow(_ directory: String) {
     let fd = SystemCall.retryingEINTR { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY) }
     guard fd >= 0 else { return }
     _ = SystemCall.retryingEINTR { fsync(fd) }
