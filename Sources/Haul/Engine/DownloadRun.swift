@@ -58,7 +58,8 @@ final class DownloadRun: Sendable {
     control: DownloadControl, emit: @escaping @Sendable (DownloadEvent) -> Void, minimumSplit: Int64 = 1 << 20
   ) {
     self.url = url
-    self.recordedURL = RequestURL.withoutPassword(url)
+    let recordedURL = RequestURL.withoutPassword(url)
+    self.recordedURL = recordedURL
     self.destination = destination
     self.options = options
     self.transport = transport
@@ -73,7 +74,7 @@ final class DownloadRun: Sendable {
     self.machine = Locked(
       DownloadMachine(
         DownloadMachine.Configuration(
-          recordedURL: RequestURL.withoutPassword(url),
+          recordedURL: recordedURL,
           fixedConnections: Self.streams(destination, options) ? 1 : options.connections,
           automaticCap: DownloadOptions.automaticConnectionCap, retry: retry, minimumSplit: minimumSplit,
           checkpointInterval: UInt64(options.checkpointInterval * 1e9),

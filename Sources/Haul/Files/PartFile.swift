@@ -42,8 +42,10 @@ final class PartFile: Sendable {
   static let directAlignment = Int(HAUL_DIRECT_ALIGNMENT)
 
   /// The smallest write that goes past the page cache (and opens the direct descriptor). A
-  /// download's blocks are 1 MiB; a small file's one block (1,000 files of 100 KiB: 7 % less
-  /// wall time through the page cache) or a slow connection's aged one stays below.
+  /// download's blocks are 1 MiB; a small file's one block, or a slow connection's aged one,
+  /// stays below: 1,000 files of 100 KiB make 2,400 fewer system calls (an open, an `fstat` and
+  /// a close each), and their writes no longer wait for the disk (the sync before the rename
+  /// does, as before).
   static let directMinimum = 256 * 1024
 
   private enum DirectDescriptor {
