@@ -16,6 +16,13 @@ import Testing
     try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
   }
 
+  private static func download(into directory: TemporaryDirectory, from transport: HeldHeadTransport) throws
+    -> Download
+  {
+    try Download(
+      url: url, to: .directory(directory.url), options: DownloadTests.fastOptions(), transport: transport)
+  }
+
   private static func start(_ download: Download) -> Task<Result<DownloadResult, HaulError>, Never> {
     Task {
       do throws(HaulError) { return .success(try await download.run()) } catch { return .failure(error) }
@@ -25,9 +32,7 @@ import Testing
   @Test func theURLsFileIsOpenBeforeTheResponseAndBecomesTheTarget() async throws {
     let directory = try TemporaryDirectory()
     let transport = HeldHeadTransport(body: Self.body)
-    let download = try Download(
-      url: Self.url, to: .directory(directory.url), options: DownloadTests.fastOptions(), transport: transport
-    )
+    let download = try Self.download(into: directory, from: transport)
     let run = Self.start(download)
     #expect(await transport.nextRequest())
     #expect(try Self.names(in: directory) == ["f.bin.part"])
@@ -42,9 +47,7 @@ import Testing
     let directory = try TemporaryDirectory()
     let transport = HeldHeadTransport(
       body: Self.body, headers: [("Content-Disposition", "attachment; filename=\"other.bin\"")])
-    let download = try Download(
-      url: Self.url, to: .directory(directory.url), options: DownloadTests.fastOptions(), transport: transport
-    )
+    let download = try Self.download(into: directory, from: transport)
     let run = Self.start(download)
     #expect(await transport.nextRequest())
     transport.answer()
@@ -57,9 +60,7 @@ import Testing
   @Test func aFailedResponseLeavesNothingBehind() async throws {
     let directory = try TemporaryDirectory()
     let transport = HeldHeadTransport(body: Self.body, status: 404)
-    let download = try Download(
-      url: Self.url, to: .directory(directory.url), options: DownloadTests.fastOptions(), transport: transport
-    )
+    let download = try Self.download(into: directory, from: transport)
     let run = Self.start(download)
     #expect(await transport.nextRequest())
     transport.answer()
@@ -72,9 +73,7 @@ import Testing
   @Test func aPauseBeforeTheResponseSavesNoStateAndTheResumeUsesTheFile() async throws {
     let directory = try TemporaryDirectory()
     let transport = HeldHeadTransport(body: Self.body)
-    let download = try Download(
-      url: Self.url, to: .directory(directory.url), options: DownloadTests.fastOptions(), transport: transport
-    )
+    let download = try Self.download(into: directory, from: transport)
     let paused = Task {
       for await event in download.events { if case .paused = event { return true } }
       return false
@@ -98,9 +97,7 @@ import Testing
     let directory = try TemporaryDirectory()
     try Data("mine".utf8).write(to: directory.file("f.bin"))
     let transport = HeldHeadTransport(body: Self.body)
-    let download = try Download(
-      url: Self.url, to: .directory(directory.url), options: DownloadTests.fastOptions(), transport: transport
-    )
+    let download = try Self.download(into: directory, from: transport)
     let run = Self.start(download)
     #expect(await transport.nextRequest())
     #expect(try Self.names(in: directory) == ["f.bin"])
