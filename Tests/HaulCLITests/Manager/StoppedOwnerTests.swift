@@ -14,8 +14,10 @@ import Testing
 struct StoppedOwnerTests {
   @Test func addAndPauseGiveUpOnAStoppedOwner() async throws {
     let server = try TestServer()
-    // Silent after 1000 bytes: the runner keeps running until the test ends it.
-    let stalled = ServedFile.serve(1, size: 100_000, on: server, stallAfter: 1000, seed: 41)
+    // Silent after 1000 bytes: the runner keeps running until the test ends it. Two, for the
+    // pause below ends one: with none left to run, the runner would end, and whether it read
+    // the add before that would depend on which of the two connections its threads served first.
+    let stalled = ServedFile.serve(2, size: 100_000, on: server, stallAfter: 1000, seed: 41)
     let fresh = ServedFile.serve(1, size: 1000, on: server, seed: 42, prefix: "fresh")
     let fixture = try CatalogFixture()
     let ids = try await fixture.add(["-d", "out", "-x", "1"] + stalled.map(\.url))
@@ -46,6 +48,9 @@ struct StoppedOwnerTests {
     runner.signal(SIGCONT)
     try await CatalogFixture.waitUntil("the add reaches the catalog") {
       try await fixture.list().contains { $0["url"] == fresh[0].url }
+    }
+    try await CatalogFixture.waitUntil("the pause reaches the catalog") {
+      try await fixture.download(ids[0])?["state"] == "paused"
     }
   }
 }
