@@ -37,23 +37,32 @@ extension DownloadRun {
       try UserFiles.requireWritableDirectory(directory.path)
       let named = DownloadPaths(
         directory: directory.path, name: FileNameSanitizer.name(fromURL: url) ?? "index.html")
-      if let paths = knownTarget(in: directory.path, named: named) {
+      // One look answers both questions below. One that throws (a link at the `.part`, or at
+      // the target) leaves them as they were without it: the response's open reports it.
+      let seen = try? named.look(replacingTarget: false)
+      if let paths = knownTarget(in: directory.path, named: named, seen: seen) {
         return try open(paths, directoryChecked: true)
       }
-      prepare(named)
+      if let seen { prepare(named, seen: seen) }
       return .unnamed
     }
   }
 
   /// In a directory: an interrupted download of this URL, or a finished file from it under the
-  /// URL's name (`named`).
-  private func knownTarget(in directory: String, named: DownloadPaths) -> DownloadPaths? {
+  /// URL's name (`named`, as `seen` when it could be looked at).
+  private func knownTarget(in directory: String, named: DownloadPaths, seen: DownloadPaths.Seen?)
+    -> DownloadPaths?
+  {
     for statePath in StateFileIndex.stateFiles(in: directory) {
       if case .success(let state)? = try? StateJournal.load(from: statePath), state.url == recordedURL {
         return DownloadPaths(target: String(statePath.dropLast(".haul".count)))
       }
     }
-    if let record = FinishedFileRecord.read(at: named.target), record.url == recordedURL {
+    let record =
+      if let seen { FinishedFileRecord.read(at: named.target, seen: seen.target) } else {
+        FinishedFileRecord.read(at: named.target)
+      }
+    if let record, record.url == recordedURL {
       return named
     }
     return nil
@@ -65,20 +74,19 @@ extension DownloadRun {
   /// the file. Anything there, or a failure, leaves the open to the response. Until a response
   /// names it, it is not the target: no state is saved for it, and one named otherwise, or none,
   /// removes it.
-  private func prepare(_ paths: DownloadPaths) {
-    guard let seen = try? paths.look(replacingTarget: false),
-      seen.target == nil, seen.part == nil, seen.state == nil,
+  private func prepare(_ paths: DownloadPaths, seen: DownloadPaths.Seen) {
+    guard seen.target == nil, seen.part == nil, seen.state == nil,
       let start = try? open(paths, seen: seen)
     else { return }
-    files.withLock { $0.prepared = (paths.name, start) }
+    files.withLock { $0.prepared = start }
   }
 
   /// Where the file `prepare` opened starts, when a response names it (once).
   func takePrepared(named name: String) -> StartPoint? {
     files.withLock { files in
-      guard let prepared = files.prepared, prepared.name == name else { return nil }
+      guard let start = files.prepared, files.paths?.name == name else { return nil }
       files.prepared = nil
-      return prepared.start
+      return start
     }
   }
 

@@ -42,9 +42,9 @@ final class DownloadRun: Sendable {
     /// `--continue` renamed another tool's partial at the target to the `.part` file
     /// (`adoptTarget`): a failure before its bytes are proven gives it its name back.
     var adoptedTarget = false
-    /// The files above were opened before the request under the URL's name (`prepare`), with
-    /// where they start: the target once a response names them.
-    var prepared: (name: String, start: StartPoint)?
+    /// The files above were opened before the request under the URL's name (`prepare`): where
+    /// they start. They are the target once a response names them (`paths.name`).
+    var prepared: StartPoint?
   }
 
   private struct Handles {
