@@ -202,8 +202,10 @@ final class InterruptHandler: @unchecked Sendable {
   func stop() {
     queue.sync {
       for source in sources {
-        source.setEventHandler(handler: nil)  // It holds the source.
+        // Cleared after the cancel: libdispatch logs a deprecated use (to syslog) when a
+        // handler is cleared on a live source. The handler holds the source.
         source.cancel()
+        source.setEventHandler(handler: nil)
       }
       sources.removeAll()
     }

@@ -111,6 +111,24 @@ struct CommandEndToEndTests {
     }
   }
 
+  /// libdispatch logs a misuse to the system log (`LIBDISPATCH_LOG=stderr` sends it to stderr
+  /// instead). The interrupt handler cleared its sources' handlers before cancelling them, a
+  /// deprecated use logged once by every `haul` that ended.
+  @Test func libdispatchHasNothingToLog() async throws {
+    let server = try TestServer()
+    server.setResource(
+      "/data.bin", TestResource(body: TestResource.random(size: 10_000, seed: 3), etag: "\"1\""))
+    let directory = try TemporaryDirectory()
+    let binary = try #require(BinaryTests.binary)
+    var environment = ProcessInfo.processInfo.environment
+    environment["LIBDISPATCH_LOG"] = "stderr"
+    let outcome = try await ChildProcess.start(
+      binary, ["-q", "-o", directory.file("data.bin").path, server.url("/data.bin")], environment: environment
+    ).wait()
+    #expect(outcome.status == 0, "\(outcome)")
+    #expect(!outcome.stderr.contains("libdispatch"), "\(outcome.stderr)")
+  }
+
   @Test func jsonLinesDescribeTheDownload() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 200_000, seed: 2)

@@ -225,8 +225,8 @@ final class UIInputs: Sendable {
     }
     queue.sync {
       for source in made {
-        source.setEventHandler(handler: nil)
         source.cancel()
+        source.setEventHandler(handler: nil)  // After the cancel (see `InterruptHandler.stop`).
       }
     }
     for number in Self.stopSignals + [SIGTSTP, SIGCONT] { signal(number, SIG_DFL) }
