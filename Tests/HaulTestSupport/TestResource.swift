@@ -81,7 +81,8 @@ public struct TestFaults: Sendable {
   public var wrongTotal: Int? = nil
   /// HEAD gets 405.
   public var refuseHEAD = false
-  /// Throttle body sending (sleep-based pacing in slices of at most 16 KiB).
+  /// Throttle body sending (sleep-based pacing in slices of at most 16 KiB). `updateFaults`
+  /// changes it for responses in flight too.
   public var bytesPerSecond: Int? = nil
   /// When set, requests without exactly this `Authorization` value get 401 with `WWW-Authenticate`.
   public var requireAuthorization: String? = nil

@@ -413,7 +413,10 @@ final class ServerCore: Sendable {
   /// Sends the body (chunked, throttled, cut short, stalled as the plan says); true if it was sent whole.
   private func sendBody(_ fd: Int32, _ plan: ResourcePlan) -> Bool {
     let body = plan.body
-    let start = ContinuousClock.now
+    // The pace restarts whenever the rate changes (`updateFaults` changes it for a response
+    // in flight too: a test lifts a limit it no longer needs).
+    var rate = plan.bytesPerSecond
+    var start = ContinuousClock.now
     var paced = 0
 
     func sendCounted(_ part: ArraySlice<UInt8>) -> Bool {
@@ -422,11 +425,23 @@ final class ServerCore: Sendable {
       return true
     }
 
+    func currentRate() -> Int? {
+      // A removed resource keeps the rate its response had.
+      let now =
+        state.withLock { state -> Int?? in state.resources[plan.key].map(\.faults.bytesPerSecond) } ?? rate
+      if now != rate {
+        rate = now
+        start = ContinuousClock.now
+        paced = 0
+      }
+      return rate
+    }
+
     func sendPaced(_ part: ArraySlice<UInt8>) -> Bool {
-      guard let rate = plan.bytesPerSecond, rate > 0 else { return sendCounted(part) }
-      let slice = max(1, min(16384, rate / 20))
       var index = part.startIndex
       while index < part.endIndex {
+        guard let rate = currentRate(), rate > 0 else { return sendCounted(part[index...]) }
+        let slice = max(1, min(16384, rate / 20))
         let due = start + .nanoseconds(Int64(Double(paced) / Double(rate) * 1e9))
         while true {
           if isStopped { return false }

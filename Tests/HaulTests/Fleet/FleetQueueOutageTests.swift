@@ -17,7 +17,10 @@ struct FleetQueueOutageTests {
     let server = try TestServer()
     defer { server.stop() }
     var faults = TestFaults()
-    faults.bytesPerSecond = 200_000
+    // 60 s: the outage must begin and end while the job runs, even when this test's task is
+    // starved for a while (a loaded ThreadSanitizer suite once let a 15 s job end first). The
+    // limit is lifted once the queue is back, so a passing run takes seconds.
+    faults.bytesPerSecond = 50_000
     let body = TestResource.random(size: 3_000_000, seed: 11)
     server.setResource("/f.bin", TestResource(body: body, etag: "\"f\"", faults: faults))
     let queue = try await FleetQueue(PostgresAddress(url))
@@ -39,14 +42,16 @@ struct FleetQueueOutageTests {
     ])
     let cut = try await recorder.waitFor { if case .queueError = $0 { true } else { false } }
     _ = cut
-    // A few hundred kilobytes later (a dozen renewals of 0.2 s, all failed), the queue is let back in.
+    // 150 kB later (3 s: a dozen progress reports and renewals, all failed), the queue is let back in.
     let bytesAtCut = recorder.all.reduce(Int64(0)) {
       if case .progress(id, let p) = $1 { max($0, p.bytes) } else { $0 }
     }
     _ = try await recorder.waitFor {
-      if case .progress(id, let p) = $0 { p.bytes >= bytesAtCut + 500_000 } else { false }
+      if case .progress(id, let p) = $0 { p.bytes >= bytesAtCut + 150_000 } else { false }
     }
     try database.psql(["-d", database.url(), "-c", "ALTER DATABASE \(name) ALLOW_CONNECTIONS true"])
+    _ = try await recorder.waitFor { if case .queueReachable = $0 { true } else { false } }
+    server.updateFaults("/f.bin") { $0.bytesPerSecond = nil }
     _ = try await recorder.waitFor { if case .completed(id, _) = $0 { true } else { false } }
     #expect(try await running.value == FleetWorkerSummary(completed: 1))
     let events = recorder.all
