@@ -190,7 +190,8 @@ struct FleetWorkerTests {
     let server = try TestServer()
     defer { server.stop() }
     var faults = TestFaults()
-    faults.bytesPerSecond = 200_000
+    // 40 s: the drain must reach the job while it runs, even from a starved test task.
+    faults.bytesPerSecond = 50_000
     server.setResource(
       "/d.bin",
       TestResource(body: TestResource.random(size: 2_000_000, seed: 3), etag: "\"d\"", faults: faults))
