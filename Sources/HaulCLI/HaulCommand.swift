@@ -201,12 +201,7 @@ final class InterruptHandler: @unchecked Sendable {
   /// see `ignoresSignalsAfterStop`).
   func stop() {
     queue.sync {
-      for source in sources {
-        // Cleared after the cancel: libdispatch logs a deprecated use (to syslog) when a
-        // handler is cleared on a live source. The handler holds the source.
-        source.cancel()
-        source.setEventHandler(handler: nil)
-      }
+      SignalRouting.cancel(sources)
       sources.removeAll()
     }
     let disposition = Self.ignoresSignalsAfterStop.withLock { $0 } ? SIG_IGN : SIG_DFL
@@ -240,6 +235,15 @@ enum SignalRouting {
     }
     _ = registered.wait(timeout: .now() + registrationLimit)
     for number in signals { route(number) }
+  }
+
+  /// Cancels `sources`, then clears their event handlers (each holds its source). In that order:
+  /// libdispatch logs a deprecated use (to syslog) when a live source's handler is cleared.
+  static func cancel(_ sources: [any DispatchSourceSignal]) {
+    for source in sources {
+      source.cancel()
+      source.setEventHandler(handler: nil)
+    }
   }
 
   /// Called once the source of `number` is registered.

@@ -223,12 +223,7 @@ final class UIInputs: Sendable {
       defer { sources.removeAll() }
       return sources
     }
-    queue.sync {
-      for source in made {
-        source.cancel()
-        source.setEventHandler(handler: nil)  // After the cancel (see `InterruptHandler.stop`).
-      }
-    }
+    queue.sync { SignalRouting.cancel(made) }
     for number in Self.stopSignals + [SIGTSTP, SIGCONT] { signal(number, SIG_DFL) }
     continuation.finish()
   }
