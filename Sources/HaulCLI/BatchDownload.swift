@@ -29,6 +29,7 @@ enum BatchDownload {
         for renamed in plan.renamed {
           sink.stderr(
             "haul: saving \(ProgressLine.sanitize(renamed.source)) as \(ProgressLine.sanitize(renamed.file))"
+              + (renamed.unlessServerNames ? " unless its server names the file" : "")
               + " (--auto-rename: \(ProgressLine.sanitize(renamed.keptBy)) has the name)\n")
         }
       }

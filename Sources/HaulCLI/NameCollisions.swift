@@ -14,8 +14,11 @@ import Haul
 /// `small.1.bin`, `small.2.bin`, … in the order the URLs were given, so that the same command
 /// finds the same files again when it is run again to resume.
 ///
-/// A name that only the server tells (`Content-Disposition`) is not known here; two such
-/// downloads that pick one name still meet at the file's lock and the second one fails.
+/// A URL's name is only what a directory download falls back on: a numbered one replaces it
+/// (`DownloadOptions.fallbackFileName`), so a name the server gives (`download?id=1` and
+/// `download?id=2` answered with `Content-Disposition`) still wins. A name that only the server
+/// tells is not known here; two such downloads that pick one name still meet at the file's
+/// lock and the second one fails.
 enum NameCollisions {
   /// A download given a numbered name.
   struct Renamed: Equatable {
@@ -24,6 +27,8 @@ enum NameCollisions {
     let file: String
     /// The URL that keeps the original name.
     let keptBy: String
+    /// A directory download: the number replaces the URL's name, not one the server gives.
+    var unlessServerNames = false
   }
 
   /// The file a job writes when it is known before any request.
@@ -75,11 +80,21 @@ enum NameCollisions {
       taken.insert(keys.key(directory: file.directory, name: candidate))
       let path = LocalDirectory.withoutTrailingSlashes(file.directory) + "/" + candidate
       let job = jobs[later]
-      result[later] = DownloadJob(
-        source: job.source, destination: .file(URL(fileURLWithPath: path)), options: job.options,
-        directory: job.directory)
       let shown = ExpectedFile(directory: file.directory, name: candidate, key: "").shown
-      renamed.append(Renamed(source: job.source, file: shown, keptBy: jobs[first].source))
+      if case .directory = job.destination {
+        var options = job.options
+        options.fallbackFileName = candidate
+        result[later] = DownloadJob(
+          source: job.source, destination: job.destination, options: options, directory: job.directory)
+      } else {
+        result[later] = DownloadJob(
+          source: job.source, destination: .file(URL(fileURLWithPath: path)), options: job.options,
+          directory: job.directory)
+      }
+      renamed.append(
+        Renamed(
+          source: job.source, file: shown, keptBy: jobs[first].source,
+          unlessServerNames: job.destination.isDirectory))
     }
     return (result, renamed)
   }
@@ -107,10 +122,12 @@ enum NameCollisions {
       lines.append("and \(groups.count - shownGroups) more files wanted twice")
     }
     let example = expected[groups[0].first].map { numbered($0.name, 1) } ?? ""
+    // Where a URL's name clashes, its server may still name the file otherwise.
+    let guessed = clashes.contains { jobs[$0.later].destination.isDirectory }
     return HaulError(
       .invalidInput, lines.joined(separator: "\n"),
       hint: "give each its own name (out= in an input file), or --auto-rename to number the later ones ("
-        + example + ")")
+        + example + (guessed ? "; a name the server gives still wins" : "") + ")")
   }
 
   /// Where a job's file will be when nothing but the command and the URL decide it.
@@ -201,5 +218,12 @@ enum NameCollisions {
     guard let resolved = realpath(path, nil) else { return nil }
     defer { free(resolved) }
     return String(cString: resolved)
+  }
+}
+
+extension DownloadDestination {
+  /// A directory destination: the file's name comes from the response.
+  fileprivate var isDirectory: Bool {
+    if case .directory = self { true } else { false }
   }
 }

@@ -199,7 +199,7 @@ import Testing
         haul: 2 URLs would be saved as isos/small.bin:
         haul:   \(server.url("/small.bin"))
         haul:   \(server.url("/slow/small.bin"))
-        haul: give each its own name (out= in an input file), or --auto-rename to number the later ones (small.1.bin)
+        haul: give each its own name (out= in an input file), or --auto-rename to number the later ones (small.1.bin; a name the server gives still wins)
 
         """)
     #expect(server.requests.isEmpty)
@@ -210,8 +210,8 @@ import Testing
     #expect(numbered.status == 0, "\(numbered.stderr)")
     #expect(
       numbered.stderr.hasPrefix(
-        "haul: saving \(server.url("/slow/small.bin")) as isos/small.1.bin (--auto-rename: "
-          + "\(server.url("/small.bin")) has the name)\n"), "\(numbered.stderr)")
+        "haul: saving \(server.url("/slow/small.bin")) as isos/small.1.bin unless its server names the file "
+          + "(--auto-rename: \(server.url("/small.bin")) has the name)\n"), "\(numbered.stderr)")
     do {
       let same = CommandEndToEndTests.holds(directory.file("isos/small.bin"), first)
       #expect(same, "small.bin differs")
@@ -227,6 +227,40 @@ import Testing
     #expect(again.status == 0, "\(again.stderr)")
     #expect(again.stderr.components(separatedBy: "is already complete").count == 3, "\(again.stderr)")
     #expect(server.bodyBytesSent == sent)
+  }
+
+  /// `download?id=1`, `download?id=2`: one name from their URLs, their own from the server
+  /// (`Content-Disposition`). `--auto-rename` numbers only the URL's name, so each file gets the
+  /// server's name and one the server does not name gets the number.
+  @Test func autoRenameLeavesTheServersNamesAlone() async throws {
+    let server = try TestServer()
+    let bodies = (0..<3).map { TestResource.random(size: 30_000 + $0 * 1_000, seed: 150 + UInt64($0)) }
+    server.setResource(
+      "/one/download",
+      TestResource(body: bodies[0], etag: "\"1\"", contentDisposition: "attachment; filename=\"file1.bin\""))
+    server.setResource(
+      "/two/download",
+      TestResource(body: bodies[1], etag: "\"2\"", contentDisposition: "attachment; filename=\"file2.bin\""))
+    server.setResource("/three/download", TestResource(body: bodies[2], etag: "\"3\""))
+    let directory = try TemporaryDirectory()
+    let arguments =
+      ["--auto-rename", "-d", "out"] + ["one", "two", "three"].map { server.url("/\($0)/download") }
+    let result = try await CommandEndToEndTests.run(arguments, in: directory.url)
+    #expect(result.status == 0, "\(result.stderr)")
+    let out = directory.file("out")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == [
+        "download.2", "file1.bin", "file2.bin",
+      ])
+    for (name, body) in zip(["file1.bin", "file2.bin", "download.2"], bodies) {
+      let same = CommandEndToEndTests.holds(out.appendingPathComponent(name), body)
+      #expect(same, "\(name) differs")
+    }
+    // The same command finds each again, whoever named it.
+    let again = try await CommandEndToEndTests.run(arguments, in: directory.url)
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(again.stderr.components(separatedBy: "is already complete").count == 4, "\(again.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).count == 3)
   }
 
   /// A URL listed twice with the same options is one download (aria2c too), said once; one

@@ -46,9 +46,19 @@ struct NameCollisionsTests {
           http://h/a
         """,
         hint:
-          "give each its own name (out= in an input file), or --auto-rename to number the later ones (small.1.bin)"
+          "give each its own name (out= in an input file), or --auto-rename to number the later ones "
+          + "(small.1.bin; a name the server gives still wins)"
       )
     ) { try NameCollisions.resolve(planned, autoRename: false) }
+    // Names that only `out=` gives are certain: no word of a server's.
+    let named = try jobs(["-i", "-"], list: "http://h/a\n  out=x.bin\nhttp://h/b\n  out=x.bin\n")
+    #expect(
+      throws: HaulError(
+        .invalidInput, "2 URLs would be saved as x.bin:\n  http://h/a\n  http://h/b",
+        hint:
+          "give each its own name (out= in an input file), or --auto-rename to number the later ones (x.1.bin)"
+      )
+    ) { try NameCollisions.resolve(named, autoRename: false) }
     let distinct = try jobs(
       ["http://h/a/x.bin", "http://h/b/y.bin", "-d", "d", "-i", "-"], list: "http://h/x.bin\n  dir=e\n")
     let resolved = try NameCollisions.resolve(distinct, autoRename: false)
@@ -62,14 +72,29 @@ struct NameCollisionsTests {
     let (jobs, renamed) = try NameCollisions.resolve(planned, autoRename: true)
     #expect(
       renamed == [
-        .init(source: "http://h/slow/small.bin", file: "small.2.bin", keptBy: "http://h/small.bin"),
-        .init(source: "http://h/x/small.bin", file: "small.3.bin", keptBy: "http://h/small.bin"),
-        .init(source: "http://h/y/", file: "index.1.html", keptBy: "http://h/"),
+        .init(
+          source: "http://h/slow/small.bin", file: "small.2.bin", keptBy: "http://h/small.bin",
+          unlessServerNames: true),
+        .init(
+          source: "http://h/x/small.bin", file: "small.3.bin", keptBy: "http://h/small.bin",
+          unlessServerNames: true),
+        .init(source: "http://h/y/", file: "index.1.html", keptBy: "http://h/", unlessServerNames: true),
       ])
-    #expect(jobs[0].destination == .directory(URL(fileURLWithPath: ".", isDirectory: true)))
-    #expect(jobs[1].destination == .file(URL(fileURLWithPath: "./small.2.bin")))
-    #expect(jobs[2].destination == .file(URL(fileURLWithPath: "./small.1.bin")))
-    #expect(jobs[3].destination == .file(URL(fileURLWithPath: "./small.3.bin")))
+    // Directory downloads keep their directory: the number replaces only the URL's name.
+    let here = DownloadDestination.directory(URL(fileURLWithPath: ".", isDirectory: true))
+    #expect(
+      jobs.map(\.destination) == [here, here, .file(URL(fileURLWithPath: "./small.1.bin")), here, here, here])
+    #expect(
+      jobs.map(\.options.fallbackFileName) == [nil, "small.2.bin", nil, "small.3.bin", nil, "index.1.html"])
+  }
+
+  /// An `out=` name another URL took first is numbered as a file: no server can rename it.
+  @Test func autoRenameNumbersAnOutNameAsAFile() throws {
+    let planned = try jobs(["--auto-rename", "-i", "-"], list: "http://h/x.bin\nhttp://h/b\n  out=x.bin\n")
+    let (jobs, renamed) = try NameCollisions.resolve(planned, autoRename: true)
+    #expect(renamed == [.init(source: "http://h/b", file: "x.1.bin", keptBy: "http://h/x.bin")])
+    #expect(jobs[1].destination == .file(URL(fileURLWithPath: "./x.1.bin")))
+    #expect(jobs[1].options.fallbackFileName == nil)
   }
 
   @Test func pathsThatNameOneFileHaveOneKey() throws {

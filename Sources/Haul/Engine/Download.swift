@@ -84,6 +84,14 @@ public final class Download: Sendable {
         .invalidInput,
         "\(name) must be between 0 and \(Int(Self.maximumInterval)) seconds (asked for \(seconds))")
     }
+    if let name = options.fallbackFileName, FileNameSanitizer.sanitize(name, keepingLeadingDots: true) != name
+    {
+      throw HaulError(
+        .invalidInput, "fallbackFileName must be a plain file name (asked for '\(name)')",
+        hint:
+          "no '/' or control characters, not ending in .part or .haul, at most \(FileNameSanitizer.maximumBytes) bytes"
+      )
+    }
     for (name, value) in options.headers {
       guard HeaderField.isValidName(name), HeaderField.isValidValue(value) else {
         throw HaulError(.invalidInput, "invalid header '\(name): \(value)'")

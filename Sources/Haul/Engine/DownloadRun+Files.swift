@@ -36,7 +36,8 @@ extension DownloadRun {
     case .directory(let directory):
       try UserFiles.requireWritableDirectory(directory.path)
       let named = DownloadPaths(
-        directory: directory.path, name: FileNameSanitizer.name(fromURL: url) ?? "index.html")
+        directory: directory.path,
+        name: options.fallbackFileName ?? FileNameSanitizer.name(fromURL: url) ?? "index.html")
       // One look answers both questions below. One that throws (a link at the `.part`, or at
       // the target) leaves them as they were without it: the response's open reports it.
       let seen = try? named.look(replacingTarget: false)

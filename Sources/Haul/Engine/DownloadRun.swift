@@ -301,7 +301,7 @@ final class DownloadRun: Sendable {
     }
     return ResponseFacts(
       summary: summary, finalURL: RequestURL.withoutPassword(head.finalURL),
-      suggestedName: ResponseFacts.suggestedName(head, requestURL: url),
+      suggestedName: ResponseFacts.suggestedName(head, requestURL: url, fallback: options.fallbackFileName),
       wholeFileDigests: Dictionary(
         uniqueKeysWithValues: ServerDigests.wholeFile(head).map { ($0.key.rawValue, $0.value) }),
       acceptsRanges: head.headers["Accept-Ranges"]?.lowercased().contains("bytes") ?? false,

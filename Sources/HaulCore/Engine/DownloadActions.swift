@@ -105,16 +105,22 @@ package struct ResponseFacts: Sendable, Equatable {
 
 extension ResponseFacts {
   /// The name a response suggests: `Content-Disposition` (sanitized), else the final URL's
-  /// last path segment, else the request URL's, else `index.html`.
-  package static func suggestedName(_ head: ResponseHead, requestURL: String) -> String {
+  /// last path segment, else the request URL's, else `index.html`. `fallback` takes the place
+  /// of the request URL's own name (`DownloadOptions.fallbackFileName`), also where a redirect
+  /// kept that name.
+  package static func suggestedName(_ head: ResponseHead, requestURL: String, fallback: String? = nil)
+    -> String
+  {
     if let header = head.headers["Content-Disposition"],
       let suggested = ContentDisposition.filename(fromHeaderValue: header),
       let name = FileNameSanitizer.sanitize(suggested)
     {
       return name
     }
-    return FileNameSanitizer.name(fromURL: head.finalURL) ?? FileNameSanitizer.name(fromURL: requestURL)
-      ?? "index.html"
+    let requested = FileNameSanitizer.name(fromURL: requestURL)
+    let final = FileNameSanitizer.name(fromURL: head.finalURL)
+    if let fallback, final == nil || final == requested { return fallback }
+    return final ?? requested ?? "index.html"
   }
 }
 

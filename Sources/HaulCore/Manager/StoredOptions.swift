@@ -21,6 +21,8 @@ package struct StoredOptions: Codable, Hashable, Sendable {
   package var overwrite: Bool
   package var continuePartial: Bool = false
   package var remoteTime: Bool = false
+  /// Checked again when the download is made (`Download` refuses one that is not a plain name).
+  package var fallbackFileName: String?
   package var keepPartialOnCancel: Bool
   package var verifyTLS: Bool
   package var retryBaseDelay: Double
@@ -57,6 +59,7 @@ package struct StoredOptions: Codable, Hashable, Sendable {
       userAgent: options.userAgent, continuePartial: options.continuePartial, tls: options.tls,
       network: options.network)
     stored.remoteTime = options.remoteTime
+    stored.fallbackFileName = options.fallbackFileName
     return (stored, secrets)
   }
 
@@ -80,6 +83,7 @@ package struct StoredOptions: Codable, Hashable, Sendable {
     options.overwrite = overwrite
     options.continuePartial = continuePartial
     options.remoteTime = remoteTime
+    options.fallbackFileName = fallbackFileName
     options.keepPartialOnCancel = keepPartialOnCancel
     options.verifyTLS = verifyTLS
     options.retryBaseDelay = retryBaseDelay
@@ -109,6 +113,7 @@ package struct StoredOptions: Codable, Hashable, Sendable {
     overwrite = try value(.overwrite, defaults.overwrite)
     continuePartial = try value(.continuePartial, defaults.continuePartial)
     remoteTime = try value(.remoteTime, defaults.remoteTime)
+    fallbackFileName = try container.decodeIfPresent(String.self, forKey: .fallbackFileName)
     keepPartialOnCancel = try value(.keepPartialOnCancel, defaults.keepPartialOnCancel)
     verifyTLS = try value(.verifyTLS, defaults.verifyTLS)
     retryBaseDelay = try value(.retryBaseDelay, defaults.retryBaseDelay)
@@ -153,6 +158,6 @@ package struct StoredOptions: Codable, Hashable, Sendable {
     "connections", "rateLimit", "sharedRateLimit", "maxAttemptsWithoutProgress", "stallTimeout", "headers",
     "checksum", "computeSHA256", "overwrite", "keepPartialOnCancel", "verifyTLS", "retryBaseDelay",
     "maxRetryDelay", "checkpointInterval", "progressInterval", "userAgent", "continuePartial", "remoteTime",
-    "tls", "network", "refreshURL",
+    "fallbackFileName", "tls", "network", "refreshURL",
   ]
 }

@@ -52,6 +52,13 @@ public struct DownloadOptions: Sendable {
   /// CPU-seconds per GiB with SHA extensions); turn it off to save that. Checksums and server
   /// digests are verified either way.
   public var computeSHA256: Bool = true
+  /// For a `.directory` destination: the file name to use instead of the URL's own last path
+  /// segment, when the server gives none (no `Content-Disposition`, no redirect to a URL of
+  /// another name). A name the server gives still wins. The command's `--auto-rename` uses it
+  /// for two URLs of one name, so each still gets the name its server gives.
+  ///
+  ///     options.fallbackFileName = "download.1"  // for https://example.com/download?id=2
+  public var fallbackFileName: String?
   /// Replace a file at the destination that Haul did not create, or a finished file that changed on the server.
   public var overwrite: Bool = false
   /// Continue a partial file Haul did not make (like `wget -c`): a `.part` file without its

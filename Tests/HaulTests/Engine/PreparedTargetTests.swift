@@ -16,11 +16,12 @@ import Testing
     try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
   }
 
-  private static func download(into directory: TemporaryDirectory, from transport: HeldHeadTransport) throws
-    -> Download
-  {
-    try Download(
-      url: url, to: .directory(directory.url), options: DownloadTests.fastOptions(), transport: transport)
+  private static func download(
+    into directory: TemporaryDirectory, from transport: HeldHeadTransport, fallbackFileName: String? = nil
+  ) throws -> Download {
+    var options = DownloadTests.fastOptions()
+    options.fallbackFileName = fallbackFileName
+    return try Download(url: url, to: .directory(directory.url), options: options, transport: transport)
   }
 
   private static func start(_ download: Download) -> Task<Result<DownloadResult, HaulError>, Never> {
@@ -55,6 +56,37 @@ import Testing
     #expect(result.file.lastPathComponent == "other.bin")
     #expect(try Data(contentsOf: directory.file("other.bin")) == Data(Self.body))
     #expect(try Self.names(in: directory) == ["other.bin"])
+  }
+
+  /// `--auto-rename` gives the later of two URLs of one name a numbered fallback: it is the
+  /// file opened before the response, and the name, unless the server names another file.
+  @Test func aFallbackNameTakesTheURLsPlaceUnlessTheServerNamesTheFile() async throws {
+    let directory = try TemporaryDirectory()
+    let unnamed = HeldHeadTransport(body: Self.body)
+    let first = Self.start(try Self.download(into: directory, from: unnamed, fallbackFileName: "f.1.bin"))
+    #expect(await unnamed.nextRequest())
+    #expect(try Self.names(in: directory) == ["f.1.bin.part"])
+    unnamed.answer()
+    #expect(try await first.value.get().file.lastPathComponent == "f.1.bin")
+    #expect(try Data(contentsOf: directory.file("f.1.bin")) == Data(Self.body))
+
+    let named = HeldHeadTransport(
+      body: Self.body, headers: [("Content-Disposition", "attachment; filename=\"other.bin\"")])
+    let second = Self.start(try Self.download(into: directory, from: named, fallbackFileName: "f.2.bin"))
+    #expect(await named.nextRequest())
+    named.answer()
+    #expect(try await second.value.get().file.lastPathComponent == "other.bin")
+    #expect(try Self.names(in: directory) == ["f.1.bin", "other.bin"])
+  }
+
+  @Test(arguments: ["sub/f.bin", "f.bin.part", "..", "", "a\u{7}b"])
+  func aFallbackNameMustBeAPlainName(_ name: String) throws {
+    let directory = try TemporaryDirectory()
+    let error = #expect(throws: HaulError.self) {
+      try Self.download(into: directory, from: HeldHeadTransport(body: []), fallbackFileName: name)
+    }
+    #expect(error?.category == .invalidInput)
+    #expect(error?.message == "fallbackFileName must be a plain file name (asked for '\(name)')")
   }
 
   @Test func aFailedResponseLeavesNothingBehind() async throws {

@@ -119,6 +119,7 @@ struct ManagerCredentialsTests {
     options.checkpointInterval = 0.5
     options.progressInterval = 0.3
     options.userAgent = "agent"
+    options.fallbackFileName = "f.1.bin"
     let (stored, secrets) = StoredOptions.split(options)
     #expect(secrets == [0: "c=1", 2: "Basic Zm9v"])
     #expect(stored.headers.map(\.value) == [nil, "x/y", nil])
