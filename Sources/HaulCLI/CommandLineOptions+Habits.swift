@@ -17,7 +17,7 @@ struct ForeignOption: Sendable {
 
   static let all: [ForeignOption] = [
     ForeignOption(
-      ["-O", "--remote-name", "--remote-name-all"],
+      ["-O", "--remote-name", "--remote-name-all", "--output-document"],
       "haul names the file from the server by default, as curl -O does; -o FILE chooses the name (wget's -O)",
       names: "output"),
     ForeignOption(["-L", "--location"], "haul follows redirects by default (--max-redirs N limits them)"),
@@ -45,6 +45,15 @@ struct ForeignOption: Sendable {
       ["-T", "--read-timeout", "--connect-timeout", "--max-time", "--dns-timeout", "--speed-time"],
       "haul has no overall or connect time limit; --timeout SECONDS retries when no byte arrives for that long",
       names: "timeout"),
+    ForeignOption(
+      ["-m"],
+      "haul has no overall time limit (curl's -m); --timeout SECONDS retries when no byte arrives for that long;"
+        + " it does not follow links (wget's -m): -i FILE takes a list of URLs",
+      names: "timeout"),
+    ForeignOption(
+      ["-r", "--recursive", "--mirror"],
+      "haul downloads the URLs it is given and does not follow links: -i FILE takes a list of URLs",
+      names: "input-file"),
     ForeignOption(["-P", "--directory-prefix"], "-d DIR saves into DIR (made when missing)", names: "dir"),
     ForeignOption(["--create-dirs"], "-d DIR makes a missing directory; -o needs its directory to exist"),
     ForeignOption(["-U"], "-A TEXT sets the User-Agent", names: "user-agent"),

@@ -259,6 +259,10 @@ struct CommandLineOptionsTests {
       (["-nc", "u"], "--overwrite"),
       (["-nv", "u"], "-q"),
       (["--max-download-limit=1M", "u"], "--limit-rate"),
+      (["--output-document=x", "u"], "-o FILE"),
+      (["-m", "9", "u"], "--timeout SECONDS"),
+      (["-r", "u"], "-i FILE"),
+      (["--mirror", "u"], "does not follow links"),
     ])
   func foreignHabits(arguments: [String], advice: String) {
     do {
