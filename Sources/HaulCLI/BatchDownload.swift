@@ -25,14 +25,7 @@ enum BatchDownload {
       jobs = plan.jobs
       BatchPlan.tell(plan.notes, options: options, sink: sink)
       if jobs.isEmpty { return ExitStatus.success }
-      if !options.quiet, !options.json {
-        for renamed in plan.renamed {
-          sink.stderr(
-            "haul: saving \(ProgressLine.sanitize(renamed.source)) as \(ProgressLine.sanitize(renamed.file))"
-              + (renamed.unlessServerNames ? " unless its server names the file" : "")
-              + " (--auto-rename: \(ProgressLine.sanitize(renamed.keptBy)) has the name)\n")
-        }
-      }
+      if !options.json { BatchPlan.tell(plan.renamed.map(\.note), options: options, sink: sink) }
     } catch {
       return HaulCommand.setupFailure(error, json: options.json, sink: sink)
     }

@@ -29,6 +29,12 @@ enum NameCollisions {
     let keptBy: String
     /// A directory download: the number replaces the URL's name, not one the server gives.
     var unlessServerNames = false
+
+    /// What the user is told: `saving URL as isos/small.1.bin (--auto-rename: URL has the name)`.
+    var note: String {
+      "saving \(source) as \(file)" + (unlessServerNames ? " unless its server names the file" : "")
+        + " (--auto-rename: \(keptBy) has the name)"
+    }
   }
 
   /// The file a job writes when it is known before any request.

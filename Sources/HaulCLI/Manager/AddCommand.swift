@@ -101,7 +101,7 @@ enum AddCommand {
       ]
     }
     let plan = try BatchPlan.make(options)
-    BatchPlan.tell(plan.notes, options: options, sink: sink)
+    BatchPlan.tell(plan.notes + plan.renamed.map(\.note), options: options, sink: sink)
     return plan.jobs.map { DownloadRequest(url: $0.source, to: $0.destination, options: $0.options) }
   }
 

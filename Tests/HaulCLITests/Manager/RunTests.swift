@@ -218,4 +218,32 @@ struct RunTests {
     #expect(again.event("started")?["resumed_from"] == String(held), "\(again)")
     expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
   }
+
+  /// `haul add --auto-rename` says which URL gets a number, as `haul URL…` does, and the catalog
+  /// keeps it: `haul run` saves the later URL's file under the number where its server names
+  /// none, and under the server's name where it gives one.
+  @Test func addWithAutoRenameSaysSoAndTheRunnerKeepsIt() async throws {
+    let server = try TestServer()
+    let bodies = (0..<3).map { TestResource.random(size: 20_000 + $0, seed: 60 + UInt64($0)) }
+    server.setResource("/a/x.bin", TestResource(body: bodies[0], etag: "\"a\""))
+    server.setResource("/b/x.bin", TestResource(body: bodies[1], etag: "\"b\""))
+    server.setResource(
+      "/c/x.bin",
+      TestResource(body: bodies[2], etag: "\"c\"", contentDisposition: "attachment; filename=\"c.bin\""))
+    let fixture = try CatalogFixture()
+    let urls = ["a", "b", "c"].map { server.url("/\($0)/x.bin") }
+    let added = try await fixture.run("add", ["--auto-rename", "-d", "dl"] + urls)
+    #expect(added.status == 0, "\(added)")
+    #expect(
+      added.stderr.contains(
+        "haul: saving \(urls[1]) as dl/x.1.bin unless its server names the file (--auto-rename: \(urls[0]) has the name)"
+      ), "\(added)")
+    #expect(added.stderr.contains("saving \(urls[2]) as dl/x.2.bin unless"), "\(added)")
+    let finished = try await fixture.run("run")
+    #expect(finished.status == 0, "\(finished)")
+    for (name, body) in zip(["x.bin", "x.1.bin", "c.bin"], bodies) {
+      #expect(fixture.contents("dl/" + name) == body, "\(name)")
+    }
+    #expect(!fixture.directory.exists("dl/x.2.bin"))
+  }
 }
