@@ -91,7 +91,9 @@ package struct SafeFile: ~Copyable {
     let file = SafeFile(descriptor: descriptor, created: false)
     var info = stat()
     guard fstat(descriptor, &info) == 0 else { throw LocalFileError(path, call: "fstat", errno: errno) }
-    try requireReusable(info, path)
+    guard try reusableOrGone(info, path) != nil else {
+      throw LocalFileError(path, call: "open", errno: ENOENT)
+    }
     let flags = fcntl(descriptor, F_GETFL)
     guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
       throw LocalFileError(path, call: "fcntl", errno: errno)
@@ -161,6 +163,14 @@ package struct SafeFile: ~Copyable {
       if errno == ENOENT { return nil }
       throw LocalFileError(path, call: "lstat", errno: errno)
     }
+    return try reusableOrGone(info, path)
+  }
+
+  /// Rule 3 for what `lstat` or `fstat` found, or nil for a file without a name left: it was
+  /// removed while it was looked at (SQLite drops its `-wal` as its last connection closes), so
+  /// it counts as absent. No other file's name can lead to it.
+  static func reusableOrGone(_ info: stat, _ path: String) throws(LocalFileError) -> stat? {
+    if info.st_nlink == 0 { return nil }
     try requireReusable(info, path)
     return info
   }

@@ -127,6 +127,25 @@ import Testing
     victim.expectUntouched()
   }
 
+  /// A file removed while it is looked at (`lstat` or `fstat` then reports no link: SQLite drops
+  /// its `-wal` as its last connection closes) is absent, not a file with other names: 20
+  /// parallel `haul add` once failed on "catalog.sqlite-wal has 0 hard links".
+  @Test func aFileRemovedWhileLookedAtIsAbsent() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.file("f").path
+    let file = try SafeFile.openOrCreate(path)
+    var info = stat()
+    #expect(fstat(file.descriptor, &info) == 0)
+    #expect(try SafeFile.reusableOrGone(info, path)?.st_ino == info.st_ino)
+    #expect(unlink(path) == 0)
+    #expect(fstat(file.descriptor, &info) == 0 && info.st_nlink == 0)
+    #expect(try SafeFile.reusableOrGone(info, path) == nil)
+    info.st_nlink = 2
+    #expect(
+      Self.reason { () throws(LocalFileError) in _ = try SafeFile.reusableOrGone(info, path) }
+        == .hardLinks(2))
+  }
+
   @Test func onlyRegularFilesAreReused() throws {
     let directory = try TemporaryDirectory()
     let fifo = directory.file("fifo").path
