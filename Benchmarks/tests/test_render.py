@@ -42,6 +42,18 @@ class NewDataTests(unittest.TestCase):
         self.assertIn("Haul's wall time is 1.15× the larger of the two.", md)
         self.assertIn("Measured cost here: n/a CPU-s", md)  # no --no-sha256 row in this run
 
+    def test_benchmark_1_states_what_no_options_cost(self):
+        b = bench({"haul -x 1": summary(1.0, ratio=1.0), "curl, then sha256sum": summary(5.0),
+                   "haul": summary(1.8)}, size=1024 * MiB, reference="haul -x 1")
+        b["metrics"] = single.derive(b["rows"])
+        self.assertAlmostEqual(b["metrics"]["automatic_over_one"]["value"], 1.8)
+        md = single.render(b)
+        self.assertIn("With no options (`haul`: the connections chosen automatically) the same GiB took 1.80 s, "
+                      "1.80× `haul -x 1`", md)
+        del b["rows"][-1]
+        b["metrics"] = single.derive(b["rows"])
+        self.assertNotIn("With no options", single.render(b), "a run without the row says nothing of it")
+
     def test_benchmark_1_states_the_limits_at_once(self):
         b = bench({"haul -x 1": summary(1.2, ratio=1.0), "curl, then sha256sum": summary(5.0),
                    "curl -o /dev/null": summary(0.4), "dd oflag=direct": summary(0.6),

@@ -3,7 +3,9 @@ machine measured in the same rounds: the network's (`curl -o /dev/null`) and the
 (`dd oflag=direct` of the same size into the download directory), each alone and both at once
 (receiving and writing share the machine: its memory, its cores, the virtual disk's path), and
 the disk's limit for bytes made durable (`dd oflag=direct conv=fdatasync`: the same writes and one
-flush of the disk's cache at the end, as Haul's file is flushed before it is reported)."""
+flush of the disk's cache at the end, as Haul's file is flushed before it is reported). Also the
+same GiB with no options (`haul`: connections chosen automatically), what a user gets who types
+none; no target reads it."""
 
 import os
 
@@ -22,6 +24,7 @@ DISK = "dd oflag=direct"
 HASH = "openssl dgst -sha256"
 AT_ONCE = "curl -o /dev/null & dd oflag=direct"
 DURABLE = "dd oflag=direct conv=fdatasync"
+AUTOMATIC = "haul"
 
 
 def tools(ctx, url, size, src):
@@ -33,6 +36,9 @@ def tools(ctx, url, size, src):
         common.aria2c("aria2c -x1", url, ["-x1", "-s1"], size, src),
         # The cost of Haul's default SHA-256, against the same work done the usual way.
         common.haul(ctx, "haul -x 1 --no-sha256", url, ["-x", "1", "--no-sha256"], size, src),
+        # No options: automatic mode may add connections, and then hashes bytes out of order by
+        # reading them back.
+        common.haul(ctx, AUTOMATIC, url, [], size, src),
         Tool("curl, then sha256sum", lambda dl: ["sh", "-c", two_step, "sh", common.output_path(dl), url],
              common.OUT, size, src),
         # The limits: the same bytes with nothing written, and the same size written with nothing received.
@@ -74,6 +80,9 @@ def derive(rows):
         "sha256_cpu_cost": common.metric(diff(field(REFERENCE, "cpu"), field("haul -x 1 --no-sha256", "cpu")), "CPU-s"),
         "sha256_wall_cost": common.metric(diff(haul_wall, field("haul -x 1 --no-sha256", "wall")), "s"),
     }
+    automatic = field(AUTOMATIC, "wall")
+    if automatic is not None:
+        metrics["automatic_over_one"] = common.metric(stats.ratio(automatic, haul_wall), "×")
     network, disk = field(NETWORK, "wall"), field(DISK, "wall")
     if network is not None or disk is not None:
         limit = max(v for v in (network, disk) if v is not None)
@@ -104,6 +113,12 @@ def render(b):
           f"{num(m['sha256_cpu_cost']['value'], '+.2f')} CPU-s and {num(m['sha256_wall_cost']['value'], '+.2f')} s "
           f"wall per GiB (`haul -x 1` vs `haul -x 1 --no-sha256`); curl followed by `sha256sum` takes "
           f"{num(two_step['wall'], '.2f')} s and {num(two_step['cpu'], '.2f')} CPU-s.", ""]
+    automatic = stats.row(rows, AUTOMATIC)
+    if automatic and "automatic_over_one" in m:
+        md[-2] += (f" With no options (`{AUTOMATIC}`: the connections chosen automatically) the same GiB took "
+                   f"{num(automatic['summary']['wall'], '.2f')} s, {num(m['automatic_over_one']['value'], '.2f')}× "
+                   f"`{REFERENCE}`: bytes that more connections write ahead of the hashed prefix are read back "
+                   f"to be hashed.")
     if "disk_limit" in m:
         net, disk, over = (m[k]["value"] for k in ("network_limit", "disk_limit", "haul_over_limit"))
         md += [f"The machine's limits, measured in the same rounds: the network's (`{NETWORK}`, nothing written) "
