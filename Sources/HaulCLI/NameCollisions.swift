@@ -84,19 +84,19 @@ enum NameCollisions {
         candidate = numbered(file.name, number)
       }
       taken.insert(keys.key(directory: file.directory, name: candidate))
-      let path = LocalDirectory.withoutTrailingSlashes(file.directory) + "/" + candidate
       let job = jobs[later]
-      let shown = ExpectedFile(directory: file.directory, name: candidate, key: "").shown
-      if case .directory = job.destination {
-        var options = job.options
+      // A directory download keeps its directory: the number replaces only the URL's name.
+      var destination = job.destination
+      var options = job.options
+      if destination.isDirectory {
         options.fallbackFileName = candidate
-        result[later] = DownloadJob(
-          source: job.source, destination: job.destination, options: options, directory: job.directory)
       } else {
-        result[later] = DownloadJob(
-          source: job.source, destination: .file(URL(fileURLWithPath: path)), options: job.options,
-          directory: job.directory)
+        destination = .file(
+          URL(fileURLWithPath: LocalDirectory.withoutTrailingSlashes(file.directory) + "/" + candidate))
       }
+      result[later] = DownloadJob(
+        source: job.source, destination: destination, options: options, directory: job.directory)
+      let shown = ExpectedFile(directory: file.directory, name: candidate, key: "").shown
       renamed.append(
         Renamed(
           source: job.source, file: shown, keptBy: jobs[first].source,
@@ -152,7 +152,7 @@ enum NameCollisions {
     case .directory:
       // An invalid URL fails by itself, with its own message.
       guard let url = try? RequestURL.normalize(source) else { return nil }
-      return FileNameSanitizer.name(fromURL: url) ?? "index.html"
+      return FileNameSanitizer.directoryName(forURL: url)
     }
   }
 

@@ -37,7 +37,7 @@ extension DownloadRun {
       try UserFiles.requireWritableDirectory(directory.path)
       let named = DownloadPaths(
         directory: directory.path,
-        name: options.fallbackFileName ?? FileNameSanitizer.name(fromURL: url) ?? "index.html")
+        name: FileNameSanitizer.directoryName(forURL: url, fallback: options.fallbackFileName))
       // One look answers both questions below. One that throws (a link at the `.part`, or at
       // the target) leaves them as they were without it: the response's open reports it.
       let seen = try? named.look(replacingTarget: false)

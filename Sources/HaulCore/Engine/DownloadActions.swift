@@ -105,9 +105,8 @@ package struct ResponseFacts: Sendable, Equatable {
 
 extension ResponseFacts {
   /// The name a response suggests: `Content-Disposition` (sanitized), else the final URL's
-  /// last path segment, else the request URL's, else `index.html`. `fallback` takes the place
-  /// of the request URL's own name (`DownloadOptions.fallbackFileName`), also where a redirect
-  /// kept that name.
+  /// last path segment where a redirect gave another name, else the name before any response
+  /// (`FileNameSanitizer.directoryName`: `fallback`, the request URL's, `index.html`).
   package static func suggestedName(_ head: ResponseHead, requestURL: String, fallback: String? = nil)
     -> String
   {
@@ -117,10 +116,13 @@ extension ResponseFacts {
     {
       return name
     }
-    let requested = FileNameSanitizer.name(fromURL: requestURL)
-    let final = FileNameSanitizer.name(fromURL: head.finalURL)
-    if let fallback, final == nil || final == requested { return fallback }
-    return final ?? requested ?? "index.html"
+    // Without a redirect (the usual case) the URL's name is computed once, or not at all.
+    if head.finalURL != requestURL, let final = FileNameSanitizer.name(fromURL: head.finalURL),
+      final != FileNameSanitizer.name(fromURL: requestURL)
+    {
+      return final
+    }
+    return FileNameSanitizer.directoryName(forURL: requestURL, fallback: fallback)
   }
 }
 

@@ -161,4 +161,12 @@ extension FileNameSanitizer {
     if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
     return name(fromURLPath: String(path))
   }
+
+  /// A directory download's file name while the server has named none: `fallback`
+  /// (`DownloadOptions.fallbackFileName`), else the URL's, else `index.html`. The file opened
+  /// before the request, the command's collision check and a response without a name of its
+  /// own all use it, so they agree.
+  package static func directoryName(forURL url: String, fallback: String? = nil) -> String {
+    fallback ?? name(fromURL: url) ?? "index.html"
+  }
 }
