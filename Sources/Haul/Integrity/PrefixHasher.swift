@@ -5,7 +5,7 @@ import FoundationEssentials
 /// download goes on. Bytes that continue the hashed prefix are hashed from memory while they
 /// are written (`beginInline`, one connection's usual case: no second read); otherwise the
 /// engine reports how far the file is written without a gap and the hasher reads those bytes
-/// back. `finish` hashes whatever is left.
+/// back, until a block that continues them takes over inline. `finish` hashes whatever is left.
 ///
 /// Thread-safety: `progress` sits behind its lock; the digests and the read buffer are only
 /// touched on `queue` (serial), which is why the class may be shared.
@@ -26,6 +26,8 @@ final class PrefixHasher: @unchecked Sendable {
     var deferred: [InlineHash] = []
     var inlineEnd: Int64 = 0
     var workerQueued = false
+    /// Where the read-back stops, because an inline hash takes over there (`beginInline`).
+    var readBackStop: Int64?
     var cancelled = false
     var failure: HaulError?
     /// Bytes read back from the file to hash them (not hashed inline).
@@ -84,13 +86,28 @@ final class PrefixHasher: @unchecked Sendable {
     let hashed = Locked(false)
     // Lent until `wait()` returns, which the caller must reach before reusing the memory.
     nonisolated(unsafe) let lent = bytes
-    let work: @Sendable (_ gap: Int64) -> Void = { [self] gap in
-      defer { progress.withLock { $0.inlinePending -= 1 } }
-      // Skipped if the data was replaced or forgotten meanwhile.
-      let proceed = progress.withLock { !$0.cancelled && $0.failure == nil && $0.hashed == offset - gap }
-      guard proceed else { return }
+    /// `readFrom`: where the bytes before the block begin that are read back first (nil: the
+    /// block takes over from a read-back, which stopped at it or earlier: from wherever
+    /// hashing stands, if the bytes up to the block are written by now).
+    let work: @Sendable (_ readFrom: Int64?) -> Void = { [self] readFrom in
+      defer {
+        progress.withLock { progress in
+          progress.inlinePending -= 1
+          if progress.readBackStop == offset { progress.readBackStop = nil }
+        }
+      }
+      // Skipped if the data was replaced or forgotten meanwhile, or the bytes before it are not
+      // all there: the block is then read back once reported.
+      let from = progress.withLock { progress -> Int64? in
+        guard !progress.cancelled, progress.failure == nil else { return nil }
+        guard let readFrom else {
+          return progress.hashed <= offset && progress.available >= offset ? progress.hashed : nil
+        }
+        return progress.hashed == readFrom ? readFrom : nil
+      }
+      guard let from else { return }
       do throws(HaulError) {
-        try hash(from: offset - gap, to: offset, into: Array(digests.values))
+        try hash(from: from, to: offset, into: Array(digests.values))
       } catch {
         progress.withLock { if !$0.cancelled { $0.failure = error } }
         return
@@ -100,17 +117,33 @@ final class PrefixHasher: @unchecked Sendable {
       hashed.withLock { $0 = true }
     }
     let reserved: (pending: InlineHash, overtaken: [InlineHash])? = progress.withLock { progress in
-      guard !progress.cancelled, progress.failure == nil, !progress.workerQueued else { return nil }
-      let expected = progress.inlinePending > 0 ? progress.inlineEnd : progress.hashed
-      guard expected <= offset else { return nil }
-      // A gap is read back first if it is small, written and nothing is queued before it;
-      // a large one is left to the read-back, after which inline hashing takes over.
-      let gap = offset - expected
-      guard gap == 0 || (progress.inlinePending == 0 && offset <= progress.available && gap <= batch)
-      else { return nil }
+      guard !progress.cancelled, progress.failure == nil else { return nil }
+      let readFrom: Int64?
+      if progress.workerQueued, progress.readBackStop != nil {
+        // A block took over from the read-back (below): the next ones follow it.
+        guard progress.inlinePending > 0, offset == progress.inlineEnd else { return nil }
+        readFrom = offset
+      } else if progress.workerQueued {
+        // Bytes are being read back: a block that continues what is being written takes over,
+        // hashed once the read-back reaches it (the caller may wait for that). Without this, a
+        // writer as fast as the read-back is never caught up with, and every byte after a gap
+        // is read back, many of them after the download ends.
+        guard progress.inlinePending == 0, offset >= progress.available else { return nil }
+        progress.readBackStop = offset
+        readFrom = nil
+      } else {
+        let expected = progress.inlinePending > 0 ? progress.inlineEnd : progress.hashed
+        guard expected <= offset else { return nil }
+        // A gap is read back first if it is small, written and nothing is queued before it;
+        // a large one is left to the read-back, after which inline hashing takes over.
+        let gap = offset - expected
+        guard gap == 0 || (progress.inlinePending == 0 && offset <= progress.available && gap <= batch)
+        else { return nil }
+        readFrom = expected
+      }
       progress.inlinePending += 1
       progress.inlineEnd = offset + count
-      let pending = InlineHash(hashed: hashed, queue: queue, work: { work(gap) })
+      let pending = InlineHash(hashed: hashed, queue: queue, work: { work(readFrom) })
       if deferred {
         // Those `wait()` ran already need no queueing: a long run of small blocks keeps few.
         progress.deferred.removeAll { !$0.isDeferred }
@@ -227,11 +260,12 @@ final class PrefixHasher: @unchecked Sendable {
   private func hashAvailable() {
     while true {
       let span = progress.withLock { progress -> (Int64, Int64)? in
-        guard !progress.cancelled, progress.failure == nil, progress.hashed < progress.available else {
+        let end = min(progress.available, progress.readBackStop ?? .max)
+        guard !progress.cancelled, progress.failure == nil, progress.hashed < end else {
           progress.workerQueued = false
           return nil
         }
-        return (progress.hashed, progress.available)
+        return (progress.hashed, end)
       }
       guard let (from, to) = span else { return }
       do throws(HaulError) {

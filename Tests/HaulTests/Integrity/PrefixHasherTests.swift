@@ -50,12 +50,13 @@ import Testing
   /// Runs `steps` on a SHA-256 hasher of a file of `size` random bytes (no read-back before
   /// `finish`), then checks the file's digest; returns how many bytes were read back.
   static func hashedInline(
-    size: Int, seed: UInt64, _ steps: (PrefixHasher, UnsafeRawBufferPointer) throws -> Void
+    size: Int, seed: UInt64, batch: Int64 = 1 << 30,
+    _ steps: (PrefixHasher, UnsafeRawBufferPointer) throws -> Void
   ) throws -> Int64 {
     let directory = try TemporaryDirectory()
     let body = TestResource.random(size: size, seed: seed)
     let hasher = PrefixHasher(
-      part: try Self.partFile(body, in: directory), algorithms: [.sha256], batch: 1 << 30)
+      part: try Self.partFile(body, in: directory), algorithms: [.sha256], batch: batch)
     try body.withUnsafeBytes { try steps(hasher, $0) }
     hasher.advance(to: Int64(size))
     let digests = try hasher.finish(total: Int64(size), algorithms: [.sha256])
@@ -106,6 +107,42 @@ import Testing
       #expect(first.wait())
     }
     #expect(readBack == 0)
+  }
+
+  /// While written bytes are read back, a block that continues them is hashed inline once the
+  /// read-back reaches it, and so are the blocks that follow it; none is read again (a
+  /// connection that resumes after bytes others wrote, as after automatic mode steps back,
+  /// would otherwise be chased by the read-back to the end of the download).
+  @Test func aBlockAfterBytesBeingReadBackTakesOverInline() throws {
+    let written = 32 << 20
+    let readBack = try Self.hashedInline(size: written + 1_000_000, seed: 75, batch: 1 << 20) { hasher, raw in
+      hasher.advance(to: Int64(written))  // a read-back of 32 MiB begins
+      let first = try #require(
+        hasher.beginInline(
+          UnsafeRawBufferPointer(rebasing: raw[written..<(written + 600_000)]), at: Int64(written)))
+      let second = try #require(
+        hasher.beginInline(
+          UnsafeRawBufferPointer(rebasing: raw[(written + 600_000)...]), at: Int64(written + 600_000)))
+      // Only blocks that continue them.
+      #expect(hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<10]), at: 5) == nil)
+      #expect(first.wait() && second.wait())
+    }
+    #expect(readBack == Int64(written))
+  }
+
+  /// A block that would take over, but whose preceding bytes are not all written when its turn
+  /// comes, is not hashed: it is read back with them.
+  @Test func aBlockAfterUnwrittenBytesIsReadBack() throws {
+    let written = 32 << 20
+    let size = written + 1_000_000
+    let readBack = try Self.hashedInline(size: size, seed: 76, batch: 1 << 20) { hasher, raw in
+      hasher.advance(to: Int64(written))
+      let apart = written + 1_000
+      let block = try #require(
+        hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[apart...]), at: Int64(apart)))
+      #expect(block.wait() == false)
+    }
+    #expect(readBack == Int64(size))
   }
 
   /// Inline bytes whose write failed are forgotten: the digests come from the file.
