@@ -1,27 +1,49 @@
 /// How many connections a download should use, decided from the throughput it measures.
 ///
-/// Automatic mode starts with one connection; once the server has shown it serves ranges, it
-/// multiplies the count while each step raises total throughput by at least `minimumGain`,
-/// and holds when a step does not (or the cap, or the bytes left, say stop). Pure: the engine
-/// feeds it byte counts and clock readings.
+/// Automatic mode starts with one connection and measures it until it stops accelerating (a
+/// new connection's first tens of milliseconds understate it: TCP windows, the file's first
+/// writes). Once the server has shown it serves ranges, it multiplies the count while each step
+/// raises total throughput by at least `minimumGain`. A step that does not is undone
+/// (`Decision.stepBack`): connections that bring nothing still cost the server, memory, and a
+/// second read of the bytes they write out of order (the whole-file hash follows the file
+/// front to back). Pure: the engine feeds it byte counts and clock readings.
 package struct ConnectionController: Sendable, Equatable {
   package enum Mode: Sendable, Equatable {
     case fixed(Int)
     case automatic(cap: Int)
   }
 
+  /// What the download should do now.
+  package struct Decision: Sendable, Equatable {
+    /// Connections wanted.
+    package var wanted: Int
+    /// The last step did not pay off: the connections beyond `wanted` are to be closed. Said
+    /// once; the count then stays.
+    package var stepBack = false
+
+    package init(wanted: Int, stepBack: Bool = false) {
+      self.wanted = wanted
+      self.stepBack = stepBack
+    }
+  }
+
   package let mode: Mode
   /// The download's own rate limit (bytes per second), if any: connections that could only
   /// share it are not added.
   package var rateCap: Double?
-  /// Length of one measurement, nanoseconds.
+  /// Length of one measurement of a step while the time a request takes to be answered is
+  /// unknown, and the longest baseline; nanoseconds. With that time known, a step is judged
+  /// after `answerLatencies` of it, never before `firstWindow`: new connections reach their
+  /// speed within a few round trips (TCP slow start), so on a local link a tenth of a second
+  /// shows what they bring (every tenth of a second more with connections that bring nothing
+  /// is bytes written out of order, to be read back for the hash), on a long one it takes longer.
   package var window: UInt64 = 200_000_000
-  /// Length of the first one: one connection alone, whose rate is only the baseline the
-  /// next step is compared with (the first step is taken whatever it shows), so it need not
-  /// wait as long. A 1 s download loses less of its time to the ramp. A reading this short
-  /// may catch a burst and overstate the baseline; that only makes the next gain look smaller,
-  /// never a step that does not help look like one.
-  package var baselineWindow: UInt64 = 50_000_000
+  package var answerLatencies: UInt64 = 4
+  /// One connection alone is measured in slices this long until a slice is not `minimumGain`
+  /// faster than the one before (it reached its speed), for at most `window`. On a server that
+  /// paces each connection, two slices; on a fast local link, three or four. The faster of the
+  /// last two is the baseline the first step is compared with.
+  package var baselineSlice: UInt64 = 50_000_000
   /// The shortest window after which a clear gain (`earlyGainShare`) is acted on.
   package var firstWindow: UInt64 = 100_000_000
   package var growthFactor = 4
@@ -39,8 +61,13 @@ package struct ConnectionController: Sendable, Equatable {
   /// gain from the last step (1 → 4 connections: 2×).
   private var earlyGain = 4.0
   private var growing = true
+  /// The count before the last step: where a step back returns.
+  private var previousTarget = 1
   private var previousRate: Double?
   private var windowStart: (time: UInt64, bytes: Int64)?
+  /// The baseline's slices so far: when the first began, and the last one's rate.
+  private var baselineStart: UInt64?
+  private var lastSliceRate: Double?
 
   package init(mode: Mode, rateCap: Double? = nil) {
     self.mode = mode
@@ -50,7 +77,7 @@ package struct ConnectionController: Sendable, Equatable {
 
   package static func == (lhs: Self, rhs: Self) -> Bool {
     lhs.mode == rhs.mode && lhs.target == rhs.target && lhs.growing == rhs.growing
-      && lhs.previousRate == rhs.previousRate
+      && lhs.previousRate == rhs.previousRate && lhs.previousTarget == rhs.previousTarget
   }
 
   /// The number of connections wanted now.
@@ -60,45 +87,83 @@ package struct ConnectionController: Sendable, Equatable {
   ///     once all wanted ones are: a connection still being made would make a step look useless).
   ///   - rangesSupported: whether the server has served a range; without, one connection.
   ///   - maximumUseful: how many connections the bytes left can keep busy.
+  ///   - answerLatency: how long the last request took to be answered, if known.
   package mutating func update(
-    now: UInt64, bytes: Int64, open: Int, rangesSupported: Bool, maximumUseful: Int
-  ) -> Int {
-    guard rangesSupported else { return 1 }
+    now: UInt64, bytes: Int64, open: Int, rangesSupported: Bool, maximumUseful: Int,
+    answerLatency: UInt64? = nil
+  ) -> Decision {
+    guard rangesSupported else { return Decision(wanted: 1) }
     let useful = max(1, maximumUseful)
+    let hold = Decision(wanted: min(target, useful))
     switch mode {
     case .fixed(let count):
-      return min(max(1, count), useful)
+      return Decision(wanted: min(max(1, count), useful))
     case .automatic(let cap):
-      guard growing, target < cap else { return min(target, useful) }
-      guard open >= target, let start = windowStart else {
-        if open >= target, windowStart == nil { windowStart = (now, bytes) }
-        return min(target, useful)
+      // At the cap, the last step is still judged.
+      guard growing else { return hold }
+      guard open >= hold.wanted, let start = windowStart else {
+        if open >= hold.wanted, windowStart == nil { windowStart = (now, bytes) }
+        return hold
       }
       let elapsed = now > start.time ? now - start.time : 0
-      let shortest = previousRate == nil ? baselineWindow : firstWindow
-      guard elapsed > 0, elapsed >= shortest else { return min(target, useful) }
+      guard elapsed > 0, elapsed >= (previousRate == nil ? baselineSlice : firstWindow) else { return hold }
       let rate = Double(bytes - start.bytes) / (Double(elapsed) / 1e9)
-      if let previousRate, elapsed < window, rate < previousRate * earlyGain {
-        return min(target, useful)
+      guard let previousRate else {
+        return baseline(rate, began: start.time, now: now, bytes: bytes, useful: useful, cap: cap)
       }
-      if let previousRate, rate < previousRate * minimumGain {
-        growing = false
-      } else if let rateCap, rate >= rateCap * 0.9 {
-        // The limit is reached: more connections would only share it.
-        growing = false
-      } else {
-        var next = min(cap, target * growthFactor)
-        if let rateCap, rate > 0 {
-          // As many as the limit needs at the rate each connection shows, and one more.
-          let needed = Int((rateCap / (rate / Double(max(1, open)))).rounded(.up)) + 1
-          next = min(next, max(target + 1, needed))
-        }
-        previousRate = rate
-        earlyGain = max(minimumGain, earlyGainShare * Double(next) / Double(target))
-        target = next
-      }
+      let stepWindow = answerLatency.map { max(firstWindow, answerLatencies &* $0) } ?? window
+      if elapsed < stepWindow, rate < previousRate * earlyGain { return hold }
       windowStart = nil
-      return min(target, useful)
+      if rate < previousRate * minimumGain {
+        growing = false
+        target = previousTarget
+        return Decision(wanted: min(target, useful), stepBack: true)
+      }
+      return step(from: rate, open: open, useful: useful, cap: cap)
     }
+  }
+
+  /// One slice of the baseline ended at `rate`: another slice while the connection still
+  /// accelerates, else the first step.
+  private mutating func baseline(
+    _ rate: Double, began sliceStart: UInt64, now: UInt64, bytes: Int64, useful: Int, cap: Int
+  ) -> Decision {
+    let began = baselineStart ?? sliceStart
+    baselineStart = began
+    let steady = lastSliceRate.map { rate < $0 * minimumGain } ?? false
+    if steady || now &- began >= window {
+      // The faster of the last two slices: an understated baseline would make a step that
+      // brings nothing look like a gain.
+      return step(from: max(rate, lastSliceRate ?? 0), open: 1, useful: useful, cap: cap)
+    }
+    lastSliceRate = rate
+    windowStart = (now, bytes)
+    return Decision(wanted: min(target, useful))
+  }
+
+  /// The count after a step that paid off (or the baseline) measured `rate`.
+  private mutating func step(from rate: Double, open: Int, useful: Int, cap: Int) -> Decision {
+    windowStart = nil
+    if let rateCap, rate >= rateCap * 0.9 {
+      // The limit is reached: more connections would only share it.
+      growing = false
+      return Decision(wanted: min(target, useful))
+    }
+    var next = min(cap, target * growthFactor)
+    if let rateCap, rate > 0 {
+      // As many as the limit needs at the rate each connection shows, and one more.
+      let needed = Int((rateCap / (rate / Double(max(1, open)))).rounded(.up)) + 1
+      next = min(next, max(target + 1, needed))
+    }
+    guard min(next, useful) > min(target, useful) else {
+      // No connection to add (the cap, or the bytes left): there is no step to measure.
+      growing = false
+      return Decision(wanted: min(target, useful))
+    }
+    previousRate = rate
+    previousTarget = target
+    earlyGain = max(minimumGain, earlyGainShare * Double(next) / Double(target))
+    target = next
+    return Decision(wanted: min(target, useful))
   }
 }

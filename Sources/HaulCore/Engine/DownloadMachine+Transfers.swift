@@ -138,7 +138,8 @@ extension DownloadMachine {
         if mismatch != nil { planner.discard(segment) } else { planner.release(segment) }
       }
       layout = .segmented(planner)
-      mayContinue = Self.segment(of: transfer) != nil && (failure == nil || isFilled(transfer))
+      mayContinue =
+        Self.segment(of: transfer) != nil && (failure == nil || isFilled(transfer)) && !transfer.retired
     case .stream(var stream) where stream.owner == id:
       stream.owner = nil
       stream.reserved = stream.written
@@ -177,6 +178,23 @@ extension DownloadMachine {
     phase = .running(current)
     if current.transfers.isEmpty { actions += finishRound(now: now) }
     return actions
+  }
+
+  /// The controller stepped back: all but the `count` transfers nearest the file's start (which
+  /// the whole-file hash follows without reading bytes back) are cancelled. Their written
+  /// bytes stay held and the rest of their segments goes back to the plan, for the remaining
+  /// transfers to take in order; they take no new range themselves (`Transfer.retired`).
+  mutating func retire(keeping count: Int) -> [DownloadAction] {
+    guard case .running(var round) = phase, case .segmented(let planner) = layout else { return [] }
+    let starts = Dictionary(uniqueKeysWithValues: planner.active.map { ($0.id, $0.start) })
+    let live = round.transfers.filter { !$0.value.retired }.map { id, transfer in
+      (id: id, start: Self.segment(of: transfer).flatMap { starts[$0] } ?? transfer.plan.offset)
+    }
+    let surplus = live.sorted { ($0.start, $0.id) < ($1.start, $1.id) }.dropFirst(max(1, count)).map(\.id)
+    guard !surplus.isEmpty else { return [] }
+    for id in surplus { round.transfers[id]?.retired = true }
+    phase = .running(round)
+    return [.cancelTransfers(surplus.sorted())]
   }
 
   /// The smallest half of a range a connection that finished its own may take over. Worth it

@@ -138,6 +138,9 @@ package struct DownloadMachine: Sendable {
     package var received: Int64 = 0
     /// When it was asked for: its head tells how long a request takes to answer.
     package let startedAt: UInt64
+    /// Cancelled because the connection controller stepped back: it ends without taking
+    /// another range.
+    package var retired = false
 
     package enum State: Sendable, Equatable {
       case awaitingHead
@@ -452,11 +455,12 @@ package struct DownloadMachine: Sendable {
       pendingProof == nil, case .segmented(var planner) = layout
     else { return [] }
     let useful = Int(min(Int64(64), planner.remainingBytes / max(1, configuration.minimumSplit)))
-    let wanted = controller.update(
+    let decision = controller.update(
       now: now, bytes: received, open: round.transferring, rangesSupported: rangesSupported,
-      maximumUseful: useful)
+      maximumUseful: useful, answerLatency: answerLatency)
+    if decision.stepBack { return retire(keeping: decision.wanted) }
     var actions: [DownloadAction] = []
-    while round.transfers.count < wanted, let segment = planner.claim() {
+    while round.transfers.count < decision.wanted, let segment = planner.claim() {
       let id = nextTransfer
       nextTransfer += 1
       let plan = makePlan(

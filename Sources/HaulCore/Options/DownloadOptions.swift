@@ -27,8 +27,8 @@ public enum DownloadDestination: Sendable, Equatable {
 /// ```
 public struct DownloadOptions: Sendable {
   /// Connections per file (1...64), or nil to choose automatically: start with one and add
-  /// more while throughput keeps rising, up to `automaticConnectionCap`. Servers that ignore
-  /// ranges always get one.
+  /// more while throughput keeps rising, up to `automaticConnectionCap`; connections added in a
+  /// step that did not raise it are closed again. Servers that ignore ranges always get one.
   public var connections: Int?
   /// The most connections automatic mode opens to one file.
   public static let automaticConnectionCap = 16

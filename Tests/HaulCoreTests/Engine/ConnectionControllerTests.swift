@@ -1,0 +1,161 @@
+import Testing
+
+@testable import HaulCore
+
+@Suite struct ConnectionControllerTests {
+  /// What one run of the controller did, tick by tick.
+  struct Trace {
+    /// When each count was first wanted, in ms from the start.
+    var reached: [Int: Int] = [:]
+    /// The count wanted after each tick.
+    var counts: [Int] = []
+    /// When a step back was said, in ms from the start.
+    var stepsBack: [Int] = []
+  }
+
+  /// Ticks of 50 ms. `rate(open, msSinceTheCountChanged)` is the total bytes per second `open`
+  /// connections deliver; the wanted count opens (or closes) at once.
+  static func run(
+    _ controller: inout ConnectionController, ticks: Int = 40, latency: UInt64? = nil,
+    useful: Int = 64, rate: (_ open: Int, _ sinceChange: Int) -> Double
+  ) -> Trace {
+    var now: UInt64 = 1_000_000_000
+    var bytes: Int64 = 0
+    var trace = Trace()
+    var open = controller.update(
+      now: now, bytes: bytes, open: 1, rangesSupported: true, maximumUseful: useful, answerLatency: latency
+    ).wanted
+    var changed = 0
+    for tick in 1...ticks {
+      let ms = tick * 50
+      now += 50_000_000
+      bytes += Int64(rate(open, ms - changed) / 20)
+      let decision = controller.update(
+        now: now, bytes: bytes, open: open, rangesSupported: true, maximumUseful: useful,
+        answerLatency: latency)
+      if decision.stepBack { trace.stepsBack.append(ms) }
+      if decision.wanted != open { changed = ms }
+      open = decision.wanted
+      if trace.reached[open] == nil { trace.reached[open] = ms }
+      trace.counts.append(open)
+    }
+    return trace
+  }
+
+  static func automatic(rateCap: Double? = nil) -> ConnectionController {
+    ConnectionController(mode: .automatic(cap: 16), rateCap: rateCap)
+  }
+
+  /// A server that limits each connection: every step pays, up to the cap. The baseline takes
+  /// two slices of 50 ms (the rate is steady), four connections show a linear gain after
+  /// 100 ms (acted on early), so 16 run after 250 ms.
+  @Test func aServerThatPacesEachConnectionGetsTheCap() {
+    var controller = Self.automatic()
+    let trace = Self.run(&controller) { open, _ in 2e6 * Double(open) }
+    #expect(trace.reached[4] == 100, "\(trace.reached)")
+    #expect(trace.reached[16] == 250, "\(trace.reached)")
+    #expect(trace.counts.last == 16 && trace.stepsBack.isEmpty)
+  }
+
+  /// One connection fills the link (a fast local network, or a disk-bound machine): four are
+  /// tried, bring nothing, and are closed again after the whole window; none is tried after.
+  @Test func aStepThatBringsNothingIsUndone() {
+    var controller = Self.automatic()
+    let trace = Self.run(&controller) { _, _ in 1e9 }
+    #expect(trace.counts.max() == 4, "\(trace.counts)")
+    #expect(trace.stepsBack == [350], "\(trace.stepsBack)")
+    #expect(trace.counts.suffix(20).allSatisfy { $0 == 1 }, "\(trace.counts)")
+  }
+
+  /// Four connections pay, sixteen do not (the link is full at four): back to four.
+  @Test func aLaterStepThatBringsNothingReturnsToTheCountBefore() {
+    var controller = Self.automatic()
+    let trace = Self.run(&controller) { open, _ in min(8e6, 2e6 * Double(open)) }
+    #expect(trace.reached[16] != nil, "\(trace.reached)")
+    #expect(trace.stepsBack.count == 1 && trace.counts.last == 4, "\(trace.counts) \(trace.stepsBack)")
+  }
+
+  /// A new connection reaches its speed over its first 150 ms (TCP windows, the first writes).
+  /// The baseline waits for that: measured at the start, one connection would look four times
+  /// slower than it is, and four connections that share the same link would look like a gain
+  /// (which kept 16 connections on a loopback link where one was fastest).
+  @Test func theBaselineWaitsForTheFirstConnectionToReachItsSpeed() {
+    var controller = Self.automatic()
+    let ramp = [0.25, 0.8, 0.95, 1.0]
+    let trace = Self.run(&controller) { open, since in
+      open == 1 && since < 200 ? 1e9 * ramp[since / 50 - 1] : 1e9
+    }
+    #expect(trace.reached[4] == 200, "\(trace.reached)")
+    #expect(trace.reached[16] == nil && trace.stepsBack.count == 1, "\(trace.reached)")
+    #expect(trace.counts.last == 1)
+  }
+
+  /// A connection that keeps accelerating (slow start on a long link) is measured for one
+  /// window at most before the first step.
+  @Test func theBaselineEndsAfterOneWindow() {
+    var controller = Self.automatic()
+    let trace = Self.run(&controller, ticks: 10) { open, since in
+      open == 1 ? 1e6 * pow2(since / 50) : 64e6
+    }
+    #expect(trace.reached[4] == 200, "\(trace.reached)")
+  }
+
+  /// A gain that is real but far from linear (four connections, 1.6 times the rate) waits
+  /// for the whole 200 ms window; from twice the rate on, the step is taken early.
+  @Test func aPartialGainWaitsForTheWholeWindow() {
+    func sixteenAt(_ perConnectionAtFour: Double) -> Int? {
+      var controller = Self.automatic()
+      return Self.run(&controller) { open, _ in open == 1 ? 2e6 : perConnectionAtFour * Double(open) }
+        .reached[16]
+    }
+    #expect(sixteenAt(0.8e6) == 350)
+    #expect(sixteenAt(2e6 * 0.49) == 350)
+    #expect(sixteenAt(2e6 * 0.51) == 250)
+  }
+
+  /// With the time a request takes to be answered known, a step is judged after four of them:
+  /// on a local link after 100 ms (the shortest window), on a long one later. Unknown, after
+  /// the 200 ms window.
+  @Test func aStepIsJudgedAfterFourAnswerTimes() {
+    func stepBack(latency: UInt64?) -> [Int] {
+      var controller = Self.automatic()
+      return Self.run(&controller, latency: latency) { _, _ in 1e7 }.stepsBack
+    }
+    // Four connections from 100 ms, measured from 150 ms (the tick after they opened).
+    #expect(stepBack(latency: 1_000_000) == [250])
+    #expect(stepBack(latency: nil) == [350])
+    #expect(stepBack(latency: 100_000_000) == [550])
+  }
+
+  /// `--limit-rate`: one connection that reaches the limit gets no company; below it, only as
+  /// many as the limit needs at the rate each shows (and one more).
+  @Test func aRateLimitStopsConnectionsThatCannotHelp() {
+    var capped = Self.automatic(rateCap: 1e6)
+    let alone = Self.run(&capped) { open, _ in min(1e6, 5e6 * Double(open)) }
+    #expect(alone.counts.max() == 1, "\(alone.counts)")
+    var shared = Self.automatic(rateCap: 10e6)
+    let some = Self.run(&shared) { open, _ in min(10e6, 2e6 * Double(open)) }
+    #expect(some.counts.max() == 6 && some.counts.last == 6, "\(some.counts)")
+    #expect(some.stepsBack.isEmpty)
+  }
+
+  /// Near the end of a download, fewer connections are useful: the count follows, without a
+  /// step back (the transfers running finish their ranges).
+  @Test func fewerUsefulConnectionsAreNotAStepBack() {
+    var controller = Self.automatic()
+    let trace = Self.run(&controller, useful: 3) { open, _ in 2e6 * Double(open) }
+    #expect(trace.counts.max() == 3 && trace.stepsBack.isEmpty, "\(trace.counts)")
+  }
+
+  @Test func oneConnectionWithoutRanges() {
+    var controller = ConnectionController(mode: .fixed(8))
+    func wanted(_ ranges: Bool, useful: Int) -> Int {
+      controller.update(now: 1, bytes: 0, open: 1, rangesSupported: ranges, maximumUseful: useful).wanted
+    }
+    #expect(wanted(false, useful: 64) == 1)
+    #expect(wanted(true, useful: 64) == 8)
+    #expect(wanted(true, useful: 3) == 3)
+  }
+}
+
+private func pow2(_ exponent: Int) -> Double { Double(1 << min(exponent, 30)) }
