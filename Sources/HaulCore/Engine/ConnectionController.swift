@@ -33,7 +33,7 @@ package struct ConnectionController: Sendable, Equatable {
   package var rateCap: Double?
   /// Length of one measurement of a step while the time a request takes to be answered is
   /// unknown, and the longest baseline; nanoseconds. With that time known, a step is judged
-  /// after `answerLatencies` of it, never before `firstWindow`: new connections reach their
+  /// after `answerLatencies` of it, never before `shortestWindow`: new connections reach their
   /// speed within a few round trips (TCP slow start), so on a local link a tenth of a second
   /// shows what they bring (every tenth of a second more with connections that bring nothing
   /// is bytes written out of order, to be read back for the hash), on a long one it takes longer.
@@ -44,12 +44,15 @@ package struct ConnectionController: Sendable, Equatable {
   /// paces each connection, two slices; on a fast local link, three or four. The faster of the
   /// last two is the baseline the first step is compared with.
   package var baselineSlice: UInt64 = 50_000_000
-  /// The shortest window after which a clear gain (`earlyGainShare`) is acted on.
-  package var firstWindow: UInt64 = 100_000_000
+  /// The shortest window after which a step is judged.
+  package var shortestWindow: UInt64 = 100_000_000
+  /// The shortest one after which a clear gain (`earlyGainShare`) is acted on: a server that
+  /// paces each connection shows it at once, and every 50 ms sooner is 50 ms at the full rate.
+  package var earlyWindow: UInt64 = 50_000_000
   package var growthFactor = 4
   package var minimumGain = 1.15
   /// A step whose connections already deliver this share of a linear gain after
-  /// `firstWindow` (four connections, twice the rate of one) is taken then, without waiting
+  /// `earlyWindow` (four connections, twice the rate of one) is taken then, without waiting
   /// for the whole window. New connections on a real network start slowly (TCP slow start),
   /// so an early reading understates what they bring; one this clear would pass the
   /// `minimumGain` test at the end of the window too. Shorter readings are noisy (a paced
@@ -106,12 +109,12 @@ package struct ConnectionController: Sendable, Equatable {
         return hold
       }
       let elapsed = now > start.time ? now - start.time : 0
-      guard elapsed > 0, elapsed >= (previousRate == nil ? baselineSlice : firstWindow) else { return hold }
+      guard elapsed > 0, elapsed >= (previousRate == nil ? baselineSlice : earlyWindow) else { return hold }
       let rate = Double(bytes - start.bytes) / (Double(elapsed) / 1e9)
       guard let previousRate else {
         return baseline(rate, began: start.time, now: now, bytes: bytes, useful: useful, cap: cap)
       }
-      let stepWindow = answerLatency.map { max(firstWindow, answerLatencies &* $0) } ?? window
+      let stepWindow = answerLatency.map { max(shortestWindow, answerLatencies &* $0) } ?? window
       if elapsed < stepWindow, rate < previousRate * earlyGain { return hold }
       windowStart = nil
       if rate < previousRate * minimumGain {

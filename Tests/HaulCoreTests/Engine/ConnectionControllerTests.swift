@@ -48,12 +48,12 @@ import Testing
 
   /// A server that limits each connection: every step pays, up to the cap. The baseline takes
   /// two slices of 50 ms (the rate is steady), four connections show a linear gain after
-  /// 100 ms (acted on early), so 16 run after 250 ms.
+  /// 50 ms (acted on early), so 16 run after 200 ms.
   @Test func aServerThatPacesEachConnectionGetsTheCap() {
     var controller = Self.automatic()
     let trace = Self.run(&controller) { open, _ in 2e6 * Double(open) }
     #expect(trace.reached[4] == 100, "\(trace.reached)")
-    #expect(trace.reached[16] == 250, "\(trace.reached)")
+    #expect(trace.reached[16] == 200, "\(trace.reached)")
     #expect(trace.counts.last == 16 && trace.stepsBack.isEmpty)
   }
 
@@ -110,7 +110,7 @@ import Testing
     }
     #expect(sixteenAt(0.8e6) == 350)
     #expect(sixteenAt(2e6 * 0.49) == 350)
-    #expect(sixteenAt(2e6 * 0.51) == 250)
+    #expect(sixteenAt(2e6 * 0.51) == 200)
   }
 
   /// With the time a request takes to be answered known, a step is judged after four of them:

@@ -98,7 +98,8 @@ struct Simulation {
     // Windows of a few steps, so automatic mode steps up, and back (cancelling transfers
     // mid-segment), within these small downloads.
     machine.controller.baselineSlice = 500_000
-    machine.controller.firstWindow = 1_000_000
+    machine.controller.earlyWindow = 500_000
+    machine.controller.shortestWindow = 1_000_000
     machine.controller.window = 2_000_000
     // A step must triple the rate to stay: most steps are undone.
     if automatic { machine.controller.minimumGain = 3 }
