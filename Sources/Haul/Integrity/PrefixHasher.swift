@@ -14,6 +14,9 @@ final class PrefixHasher: @unchecked Sendable {
   private let queue = DispatchQueue(label: "haul.hash", qos: .utility)
   /// Hashing waits until this many new bytes are available, so it runs in large reads.
   private let batch: Int64
+  /// The most bytes a block takes over from a read-back behind (`beginInline`): its write's
+  /// lane waits for that read-back, as do the download's other writes.
+  private let handoverGap: Int64
 
   private struct Progress {
     /// The end of the gap-free written prefix, as last reported.
@@ -45,9 +48,12 @@ final class PrefixHasher: @unchecked Sendable {
 
   /// - Parameter algorithms: the digests to stream; others are computed by reading the file
   ///   again in `finish`.
-  init(part: PartFile, algorithms: Set<Checksum.Algorithm>, batch: Int64 = 1 << 20) {
+  init(
+    part: PartFile, algorithms: Set<Checksum.Algorithm>, batch: Int64 = 1 << 20, handoverGap: Int64 = 64 << 20
+  ) {
     self.part = part
     self.batch = max(1, batch)
+    self.handoverGap = handoverGap
     for algorithm in algorithms {
       digests[algorithm] = try? MessageDigest(algorithm.digest)
     }
@@ -127,8 +133,11 @@ final class PrefixHasher: @unchecked Sendable {
         // Bytes are being read back: a block that continues what is being written takes over,
         // hashed once the read-back reaches it (the caller may wait for that). Without this, a
         // writer as fast as the read-back is never caught up with, and every byte after a gap
-        // is read back, many of them after the download ends.
-        guard progress.inlinePending == 0, offset >= progress.available else { return nil }
+        // is read back, many of them after the download ends. Not from far behind (a resume
+        // after most of a file): the writes would wait for all of it.
+        guard progress.inlinePending == 0, offset >= progress.available,
+          offset - progress.hashed <= handoverGap
+        else { return nil }
         progress.readBackStop = offset
         readFrom = nil
       } else {

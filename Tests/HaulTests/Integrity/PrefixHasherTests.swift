@@ -50,13 +50,14 @@ import Testing
   /// Runs `steps` on a SHA-256 hasher of a file of `size` random bytes (no read-back before
   /// `finish`), then checks the file's digest; returns how many bytes were read back.
   static func hashedInline(
-    size: Int, seed: UInt64, batch: Int64 = 1 << 30,
+    size: Int, seed: UInt64, batch: Int64 = 1 << 30, handoverGap: Int64 = 64 << 20,
     _ steps: (PrefixHasher, UnsafeRawBufferPointer) throws -> Void
   ) throws -> Int64 {
     let directory = try TemporaryDirectory()
     let body = TestResource.random(size: size, seed: seed)
     let hasher = PrefixHasher(
-      part: try Self.partFile(body, in: directory), algorithms: [.sha256], batch: batch)
+      part: try Self.partFile(body, in: directory), algorithms: [.sha256], batch: batch,
+      handoverGap: handoverGap)
     try body.withUnsafeBytes { try steps(hasher, $0) }
     hasher.advance(to: Int64(size))
     let digests = try hasher.finish(total: Int64(size), algorithms: [.sha256])
@@ -128,6 +129,21 @@ import Testing
       #expect(first.wait() && second.wait())
     }
     #expect(readBack == Int64(written))
+  }
+
+  /// Not from far behind: a resume after most of a file would make every write wait for the
+  /// read-back of all of it. The block is read back later with the rest.
+  @Test func aBlockFarAheadOfTheReadBackDoesNotTakeOver() throws {
+    let written = 32 << 20
+    let readBack = try Self.hashedInline(
+      size: written + 1_000, seed: 77, batch: 1 << 20, handoverGap: 16 << 20
+    ) {
+      hasher, raw in
+      hasher.advance(to: Int64(written))
+      #expect(
+        hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[written...]), at: Int64(written)) == nil)
+    }
+    #expect(readBack == Int64(written + 1_000))
   }
 
   /// A block that would take over, but whose preceding bytes are not all written when its turn
