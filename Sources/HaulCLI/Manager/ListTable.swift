@@ -130,9 +130,10 @@ struct ListTable {
     return text
   }
 
-  /// What a download is called: its file's name once known, else the URL's last segment.
+  /// What a download is called: its file's name once known, else the name it takes unless the
+  /// server names it (`--auto-rename`'s numbered one), else the URL's last segment.
   static func name(of download: DownloadSnapshot) -> String {
-    name(file: download.file?.lastPathComponent, url: download.url)
+    name(file: download.file?.lastPathComponent ?? download.fallbackFileName, url: download.url)
   }
 
   static func name(file: String?, url: String) -> String {

@@ -36,6 +36,9 @@ public struct DownloadSnapshot: Sendable, Equatable, Identifiable {
   public let destination: DownloadDestination
   /// The file it produces, once known (at once for `.file`, from the first response for `.directory`).
   public let file: URL?
+  /// For a `.directory` download, the name its file takes unless the server names it
+  /// (`DownloadOptions.fallbackFileName`); nil when the URL's own name serves.
+  public let fallbackFileName: String?
   public package(set) var state: DownloadState
   /// Bytes held (durable, or about to be while it runs).
   public let bytes: Int64
@@ -81,6 +84,7 @@ public struct DownloadSnapshot: Sendable, Equatable, Identifiable {
     url = record.url
     destination = record.destination
     file = (live?.file ?? record.file).map { URL(fileURLWithPath: $0) }
+    fallbackFileName = record.options.fallbackFileName
     self.state = state ?? record.state
     bytes = live?.bytes ?? record.bytes
     totalBytes = live?.totalBytes ?? record.totalBytes

@@ -239,8 +239,14 @@ struct RunTests {
         "haul: saving \(urls[1]) as dl/x.1.bin unless its server names the file (--auto-rename: \(urls[0]) has the name)"
       ), "\(added)")
     #expect(added.stderr.contains("saving \(urls[2]) as dl/x.2.bin unless"), "\(added)")
+    // Listed by the names they will take, unless their servers name them.
+    let listed = try await fixture.run("ls")
+    for name in ["x.bin", "x.1.bin", "x.2.bin"] {
+      #expect(listed.stdout.contains(" \(name)"), "\(listed)")
+    }
     let finished = try await fixture.run("run")
     #expect(finished.status == 0, "\(finished)")
+    #expect(try await fixture.run("ls").stdout.contains(" c.bin"))
     for (name, body) in zip(["x.bin", "x.1.bin", "c.bin"], bodies) {
       #expect(fixture.contents("dl/" + name) == body, "\(name)")
     }

@@ -196,7 +196,7 @@ struct UIScreenTests {
         .init(
           id: Self.b, url: "https://example.org/debian.iso", file: nil, state: .paused, bytes: 0,
           totalBytes: nil, bytesPerSecond: 0, connections: 0, queueIndex: 0, error: nil,
-          needsCredentials: true),
+          needsCredentials: true, fallbackFileName: "debian.1.iso"),
         .init(
           id: Self.c, url: "https://example.org/arch.iso", file: nil, state: .failed, bytes: 10,
           totalBytes: 100, bytesPerSecond: 0, connections: 0, queueIndex: nil,
@@ -207,7 +207,8 @@ struct UIScreenTests {
     let decoded = try ControlSnapshot(json: try JSONValue.parse(text))
     #expect(decoded == snapshot)
     let items = decoded.downloads.map(UIScreen.Item.init)
-    #expect(items.map(\.name) == ["ubuntu.iso", "debian.iso", "arch.iso"])
+    // An unnamed download is shown by the name `--auto-rename` gave it, before the URL's.
+    #expect(items.map(\.name) == ["ubuntu.iso", "debian.1.iso", "arch.iso"])
     #expect(items[0].bytesPerSecond == 1.5e6 && items[0].totalBytes == 4 << 30)
     #expect(items[1].problem == "it needs its credentials again (haul add it anew)")
     #expect(items[2].problem == "the server answered 404 Not Found")

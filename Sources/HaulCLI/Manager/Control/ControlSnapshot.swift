@@ -29,6 +29,8 @@ struct ControlSnapshot: Equatable, Sendable {
     var queueIndex: Int?
     var error: HaulError?
     var needsCredentials: Bool
+    /// The name its file takes unless the server names it (`DownloadSnapshot.fallbackFileName`).
+    var fallbackFileName: String? = nil
   }
 
   var downloads: [Download]
@@ -62,7 +64,7 @@ struct ControlSnapshot: Equatable, Sendable {
           id: download.id, url: download.url, file: download.file?.path, state: download.state,
           bytes: download.bytes, totalBytes: download.totalBytes, bytesPerSecond: download.bytesPerSecond,
           connections: download.connections, queueIndex: download.queueIndex, error: download.error,
-          needsCredentials: download.needsCredentials)
+          needsCredentials: download.needsCredentials, fallbackFileName: download.fallbackFileName)
       }, active: statistics.active, waiting: statistics.waiting, stopped: statistics.stopped,
       bytesPerSecond: statistics.bytesPerSecond, maxConcurrent: statistics.maxConcurrentDownloads,
       overallRateLimit: statistics.overallRateLimit)
@@ -80,6 +82,7 @@ struct ControlSnapshot: Equatable, Sendable {
         "queueIndex": optional(download.queueIndex.map(Int64.init)),
         "error": download.error.map(ControlCoding.json) ?? .null,
         "needsCredentials": .bool(download.needsCredentials),
+        "fallbackFileName": download.fallbackFileName.map(JSONValue.string) ?? .null,
       ]
     }
     return [
@@ -121,7 +124,8 @@ struct ControlSnapshot: Equatable, Sendable {
           connections: Int(clamping: value["connections"]?.integer ?? 0),
           queueIndex: value["queueIndex"]?.integer.map { Int(clamping: $0) },
           error: value["error"].flatMap { $0 == .null ? nil : ControlCoding.error($0) },
-          needsCredentials: value["needsCredentials"] == .bool(true)))
+          needsCredentials: value["needsCredentials"] == .bool(true),
+          fallbackFileName: value["fallbackFileName"]?.string))
     }
     func count(_ key: String) -> Int { Int(clamping: statistics[key]?.integer ?? 0) }
     guard let limit = statistics["maxConcurrent"]?.integer else { throw malformed("its limit") }

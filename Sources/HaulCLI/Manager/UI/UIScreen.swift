@@ -51,7 +51,8 @@ struct UIScreen {
     init(_ download: ControlSnapshot.Download) {
       let file = download.file.flatMap { $0.split(separator: "/").last.map(String.init) }
       self.init(
-        id: download.id, name: ListTable.name(file: file, url: download.url), state: download.state,
+        id: download.id, name: ListTable.name(file: file ?? download.fallbackFileName, url: download.url),
+        state: download.state,
         bytes: download.bytes, totalBytes: download.totalBytes,
         bytesPerSecond: download.state == .active ? download.bytesPerSecond : 0,
         problem: Self.problem(download.error, needsCredentials: download.needsCredentials))
