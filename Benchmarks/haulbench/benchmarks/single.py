@@ -117,8 +117,8 @@ def render(b):
     if automatic and "automatic_over_one" in m:
         md[-2] += (f" With no options (`{AUTOMATIC}`: the connections chosen automatically) the same GiB took "
                    f"{num(automatic['summary']['wall'], '.2f')} s, {num(m['automatic_over_one']['value'], '.2f')}× "
-                   f"`{REFERENCE}`: bytes that more connections write ahead of the hashed prefix are read back "
-                   f"to be hashed.")
+                   f"`{REFERENCE}`: it tries more connections and closes them again where they bring nothing; "
+                   f"the bytes they wrote ahead of the hashed prefix are read back to be hashed.")
     if "disk_limit" in m:
         net, disk, over = (m[k]["value"] for k in ("network_limit", "disk_limit", "haul_over_limit"))
         md += [f"The machine's limits, measured in the same rounds: the network's (`{NETWORK}`, nothing written) "
