@@ -34,26 +34,32 @@ final class DaemonProcess: Sendable {
   ) async throws -> DaemonProcess {
     let binary = try #require(
       BinaryTests.binary, "the haul executable was not found; build it or set HAUL_BINARY")
-    let port = try port ?? UInt16(freeLoopbackPort())
     let downloads = directory.file("downloads")
     try? FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-    var all = ["daemon", "--rpc-listen-port", String(port), "-d", downloads.path]
-    if !arguments.contains("--catalog") && environment == nil {
-      all += ["--catalog", directory.file("catalog.sqlite").path]
-    }
-    if let secret { all += ["--rpc-secret", secret] }
-    let child = try ChildProcess.start(binary, all + arguments, environment: environment)
-    let deadline = ContinuousClock.now + .seconds(60)
-    while !TestEnvironment.isListening(port: Int(port)) {
-      guard child.isRunning, ContinuousClock.now < deadline else {
-        child.signal(SIGKILL)
-        let outcome = await boundedWait(child)
-        throw DaemonFailure(description: "haul daemon did not start listening:\n\(outcome)")
+    // A free port can be taken by another test before the daemon binds it: then another one.
+    for attempt in 1...5 {
+      let chosen = try port ?? UInt16(freeLoopbackPort())
+      var all = ["daemon", "--rpc-listen-port", String(chosen), "-d", downloads.path]
+      if !arguments.contains("--catalog") && environment == nil {
+        all += ["--catalog", directory.file("catalog.sqlite").path]
       }
-      try await Task.sleep(for: .milliseconds(20))
+      if let secret { all += ["--rpc-secret", secret] }
+      let child = try ChildProcess.start(binary, all + arguments, environment: environment)
+      let deadline = ContinuousClock.now + .seconds(60)
+      while !TestEnvironment.listens(pid: child.pid, port: Int(chosen)) {
+        guard child.isRunning, ContinuousClock.now < deadline else {
+          child.signal(SIGKILL)
+          let outcome = await boundedWait(child)
+          if port == nil, attempt < 5, outcome.stderr.contains("Address already in use") { break }
+          throw DaemonFailure(description: "haul daemon did not start listening:\n\(outcome)")
+        }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      guard child.isRunning else { continue }
+      let client = try await RPCClient.connect(port: chosen, secret: secret ?? "")
+      return DaemonProcess(child: child, port: chosen, client: client)
     }
-    let client = try await RPCClient.connect(port: port, secret: secret ?? "")
-    return DaemonProcess(child: child, port: port, client: client)
+    throw DaemonFailure(description: "haul daemon found no free port in 5 attempts")
   }
 
   struct DaemonFailure: Error, CustomStringConvertible {

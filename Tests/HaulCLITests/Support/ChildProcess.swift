@@ -158,6 +158,34 @@ enum TestEnvironment {
       stderr: output.stderrText)
   }
 
+  /// Whether process `pid` itself has a socket listening on TCP `port` (Linux's /proc): a port
+  /// chosen free may be taken by another test's server before the process binds it, and
+  /// `isListening` would then answer for that other server.
+  static func listens(pid: Int32, port: Int) -> Bool {
+    let wanted = String(format: "%04X", port)
+    var inodes: Set<String> = []
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+      guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+      for line in text.split(separator: "\n").dropFirst() {
+        let fields = line.split(separator: " ")
+        // local_address is ADDRESS:PORT in hex; state 0A is LISTEN; the inode is the 10th field.
+        guard fields.count > 9, fields[1].hasSuffix(":" + wanted), fields[3] == "0A" else { continue }
+        inodes.insert(String(fields[9]))
+      }
+    }
+    guard !inodes.isEmpty,
+      let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
+    else { return false }
+    return descriptors.contains { descriptor in
+      guard
+        let target = try? FileManager.default.destinationOfSymbolicLink(
+          atPath: "/proc/\(pid)/fd/\(descriptor)"),
+        target.hasPrefix("socket:[")
+      else { return false }
+      return inodes.contains(String(target.dropFirst("socket:[".count).dropLast()))
+    }
+  }
+
   /// Whether something accepts TCP connections on 127.0.0.1:`port`.
   static func isListening(port: Int) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
