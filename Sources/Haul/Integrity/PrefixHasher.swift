@@ -125,11 +125,7 @@ final class PrefixHasher: @unchecked Sendable {
     let reserved: (pending: InlineHash, overtaken: [InlineHash])? = progress.withLock { progress in
       guard !progress.cancelled, progress.failure == nil else { return nil }
       let readFrom: Int64?
-      if progress.workerQueued, progress.readBackStop != nil {
-        // A block took over from the read-back (below): the next ones follow it.
-        guard progress.inlinePending > 0, offset == progress.inlineEnd else { return nil }
-        readFrom = offset
-      } else if progress.workerQueued {
+      if progress.workerQueued, progress.readBackStop == nil {
         // Bytes are being read back: a block that continues what is being written takes over,
         // hashed once the read-back reaches it (the caller may wait for that). Without this, a
         // writer as fast as the read-back is never caught up with, and every byte after a gap
@@ -141,6 +137,8 @@ final class PrefixHasher: @unchecked Sendable {
         progress.readBackStop = offset
         readFrom = nil
       } else {
+        // Once a block took over (`readBackStop`), its pending hash makes `inlineEnd` the start
+        // the next blocks must continue.
         let expected = progress.inlinePending > 0 ? progress.inlineEnd : progress.hashed
         guard expected <= offset else { return nil }
         // A gap is read back first if it is small, written and nothing is queued before it;
