@@ -116,7 +116,6 @@ package struct ConnectionController: Sendable, Equatable {
       }
       let stepWindow = answerLatency.map { max(shortestWindow, answerLatencies &* $0) } ?? window
       if elapsed < stepWindow, rate < previousRate * earlyGain { return hold }
-      windowStart = nil
       if rate < previousRate * minimumGain {
         growing = false
         target = previousTarget
