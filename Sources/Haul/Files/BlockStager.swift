@@ -75,7 +75,7 @@ final class BlockStager: Sendable {
   }
 
   deinit {
-    // The lane's jobs hold the stager, so every block is back by now.
+    // The lane's jobs and the hashes' callbacks hold the stager, so every block is back by now.
     state.withLock { blocks in
       blocks.current?.deallocate()
       for block in blocks.free { block.deallocate() }
@@ -186,7 +186,9 @@ final class BlockStager: Sendable {
   }
 
   /// Hashes (when the bytes continue the hashed prefix) and writes `job` on the lane; the
-  /// block is free again once both are done.
+  /// block is free again once both are done. The lane goes on to the next write meanwhile, so
+  /// a hash that falls behind (a busy CPU, a hand-over waiting for a read-back) does not leave
+  /// the disk idle; it holds only its block.
   private func submit(_ job: Job, hasher: PrefixHasher?) {
     let bytes = UnsafeRawBufferPointer(rebasing: job.block[0..<job.count])
     // In order, on the event thread: inline hashes must begin in file order. A small block
@@ -197,20 +199,23 @@ final class BlockStager: Sendable {
       if !state.withLock({ $0.failed }) {
         do throws(SystemError) { try write(job) } catch { failure = error }
       }
-      let hashed = hash?.wait() ?? false
-      if failure != nil, hashed { hasher?.forgetInlineBytes() }
-      let wake: Bool = state.withLock { blocks in
-        blocks.free.append(job.block)
-        if failure != nil { blocks.failed = true }
-        defer { blocks.waitingForRoom = false }
-        return blocks.waitingForRoom
-      }
       if let failure {
+        state.withLock { $0.failed = true }
         callbacks.failed(failure)
       } else if !state.withLock({ $0.failed }) {
         callbacks.written(job.start + Int64(job.count))
       }
-      if wake { callbacks.roomAgain() }
+      let writeFailed = failure != nil
+      let release: @Sendable (Bool) -> Void = { [self] hashed in
+        if writeFailed, hashed { hasher?.forgetInlineBytes() }
+        let wake: Bool = state.withLock { blocks in
+          blocks.free.append(job.block)
+          defer { blocks.waitingForRoom = false }
+          return blocks.waitingForRoom
+        }
+        if wake { callbacks.roomAgain() }
+      }
+      if let hash { hash.whenDone(release) } else { release(false) }
     }
   }
 

@@ -11,11 +11,11 @@ import FoundationEssentials
 /// touched on `queue` (serial), which is why the class may be shared.
 final class PrefixHasher: @unchecked Sendable {
   private let part: PartFile
-  private let queue = DispatchQueue(label: "haul.hash", qos: .utility)
+  private let queue: DispatchQueue
   /// Hashing waits until this many new bytes are available, so it runs in large reads.
   private let batch: Int64
-  /// The most bytes a block takes over from a read-back behind (`beginInline`): its write's
-  /// lane waits for that read-back, as do the download's other writes.
+  /// The most bytes a block takes over from a read-back behind (`beginInline`): the block is
+  /// lent until that read-back is done, and its transfer pauses once all its blocks are.
   private let handoverGap: Int64
 
   private struct Progress {
@@ -46,12 +46,17 @@ final class PrefixHasher: @unchecked Sendable {
   private var buffer: UnsafeMutableRawBufferPointer?
   private static let readBufferSize = 1 << 20
 
-  /// - Parameter algorithms: the digests to stream; others are computed by reading the file
-  ///   again in `finish`.
+  /// - Parameters:
+  ///   - algorithms: the digests to stream; others are computed by reading the file again in
+  ///     `finish`.
+  ///   - queue: where hashes run (serial); tests pass one they can hold.
   init(
-    part: PartFile, algorithms: Set<Checksum.Algorithm>, batch: Int64 = 1 << 20, handoverGap: Int64 = 64 << 20
+    part: PartFile, algorithms: Set<Checksum.Algorithm>, batch: Int64 = 1 << 20,
+    handoverGap: Int64 = 64 << 20,
+    queue: DispatchQueue = DispatchQueue(label: "haul.hash", qos: .utility)
   ) {
     self.part = part
+    self.queue = queue
     self.batch = max(1, batch)
     self.handoverGap = handoverGap
     for algorithm in algorithms {
@@ -130,7 +135,7 @@ final class PrefixHasher: @unchecked Sendable {
         // hashed once the read-back reaches it (the caller may wait for that). Without this, a
         // writer as fast as the read-back is never caught up with, and every byte after a gap
         // is read back, many of them after the download ends. Not from far behind (a resume
-        // after most of a file): the writes would wait for all of it.
+        // after most of a file): the transfer would wait for all of it.
         guard progress.inlinePending == 0, offset >= progress.available,
           offset - progress.hashed <= handoverGap
         else { return nil }
@@ -170,10 +175,12 @@ final class PrefixHasher: @unchecked Sendable {
   /// A hash started by `beginInline`.
   final class InlineHash: Sendable {
     private enum Run {
-      /// Deferred: `wait()` runs it, unless a later hash queues it first.
+      /// Deferred: `wait()` or `whenDone` runs it, unless a later hash queues it first.
       case deferred(@Sendable () -> Void)
-      case queued
-      case taken
+      /// On the hasher's queue; `then` is called once it has run.
+      case queued(then: (@Sendable (Bool) -> Void)?)
+      /// Run, or waited for.
+      case done
     }
     private let run: Locked<Run>
     private let group = DispatchGroup()
@@ -190,30 +197,72 @@ final class PrefixHasher: @unchecked Sendable {
       run.withLock { if case .deferred = $0 { true } else { false } }
     }
 
-    /// Queues the hash on the hasher's queue, if neither queued nor taken by `wait()` yet.
+    /// Queues the hash on the hasher's queue, if neither queued nor run by `wait()` yet.
     fileprivate func queueNow() {
       let work: (@Sendable () -> Void)? = run.withLock { run in
         guard case .deferred(let work) = run else { return nil }
-        run = .queued
+        run = .queued(then: nil)
         group.enter()  // before the lock is let go: a `wait()` now must wait for it
         return work
       }
       guard let work else { return }
-      queue.async { [group] in
+      queue.async { [self] in
         work()
         group.leave()
+        let then: (@Sendable (Bool) -> Void)? = run.withLock { run in
+          defer { run = .done }
+          guard case .queued(let then) = run else { return nil }
+          return then
+        }
+        then?(hashed.withLock { $0 })
       }
     }
 
-    /// Waits for the hash (or, deferred, runs it); true if the bytes were hashed. Once only.
+    /// Waits for the hash (or, deferred, runs it); true if the bytes were hashed. Once only,
+    /// and not with `whenDone`.
     func wait() -> Bool {
-      let work: (@Sendable () -> Void)? = run.withLock { run in
+      if let work = takeDeferred() { queue.sync(execute: work) } else { group.wait() }
+      return hashed.withLock { $0 }
+    }
+
+    /// Calls `body` with whether the bytes were hashed once the hash has run: at once if it
+    /// has, on the hasher's thread when it runs there, and here after running it if deferred
+    /// (through the queue, so in order). Once only, and not with `wait()`.
+    func whenDone(_ body: @escaping @Sendable (Bool) -> Void) {
+      enum Next {
+        case run(@Sendable () -> Void)
+        case later
+        case now
+      }
+      let next: Next = run.withLock { run in
+        switch run {
+        case .deferred(let work):
+          run = .done
+          return .run(work)
+        case .queued(then: nil):
+          run = .queued(then: body)
+          return .later
+        case .queued, .done:
+          return .now
+        }
+      }
+      switch next {
+      case .run(let work):
+        queue.sync(execute: work)
+        body(hashed.withLock { $0 })
+      case .later:
+        return
+      case .now:
+        body(hashed.withLock { $0 })
+      }
+    }
+
+    private func takeDeferred() -> (@Sendable () -> Void)? {
+      run.withLock { run in
         guard case .deferred(let work) = run else { return nil }
-        run = .taken
+        run = .done
         return work
       }
-      if let work { queue.sync(execute: work) } else { group.wait() }
-      return hashed.withLock { $0 }
     }
   }
 

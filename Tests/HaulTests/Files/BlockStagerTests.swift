@@ -22,12 +22,12 @@ import Testing
   }
 
   static func make(
-    _ part: PartFile, blocks: Int = 2, onWritten: (@Sendable (Int64) -> Void)? = nil
+    _ part: PartFile, blocks: Int = 2, blockSize: Int = block, onWritten: (@Sendable (Int64) -> Void)? = nil
   ) -> (BlockStager, DownloadIO, Reports) {
     let io = DownloadIO(part: part, statePath: part.path + ".haul")
     let reports = Reports()
     let stager = BlockStager(
-      file: part, io: io, blockSize: block, blocks: blocks,
+      file: part, io: io, blockSize: blockSize, blocks: blocks,
       callbacks: BlockStager.Callbacks(
         written: { through in
           reports.written.withLock { $0.append(through) }
@@ -200,6 +200,45 @@ import Testing
     #expect(reports.roomAgain.withLock { $0 } == 1)
     #expect(stager.reserveRoom(for: Self.block / 2))
     #expect(reports.last == Int64(2 * Self.block))
+  }
+
+  /// A block's write does not wait for the hash of the block before it: the disk keeps
+  /// writing while the hasher is behind, and the blocks come back once their hashes are done.
+  @Test func writesGoOnWhileTheHashesWait() throws {
+    let directory = try TemporaryDirectory()
+    let part = try PartFile(path: directory.file("f.part").path)
+    let hashes = DispatchQueue(label: "test.hash")
+    let hasher = PrefixHasher(part: part, algorithms: [.sha256], queue: hashes)
+    // Larger than `hashedOnTheLane`: hashed on the hasher's queue, not after the write.
+    let blockSize = 2 * BlockStager.hashedOnTheLane
+    let (stager, _, reports) = Self.make(part, blocks: 2, blockSize: blockSize)
+    let body = TestResource.random(size: 2 * blockSize, seed: 89)
+    hashes.suspend()  // a hasher far behind
+    for start in stride(from: 0, to: body.count, by: blockSize) {
+      #expect(stager.reserveRoom(for: blockSize))
+      body.withUnsafeBytes {
+        stager.append(
+          UnsafeRawBufferPointer(rebasing: $0[start..<start + blockSize]), at: Int64(start), hasher: hasher)
+      }
+    }
+    let settled = DispatchSemaphore(value: 0)
+    stager.finish { settled.signal() }
+    let wroteBoth = settled.wait(timeout: .now() + 10) == .success
+    #expect(wroteBoth)
+    #expect(reports.written.withLock { $0 } == [Int64(blockSize), Int64(2 * blockSize)])
+    #expect(!stager.reserveRoom(for: blockSize))  // both blocks still lent to their hashes
+    #expect(reports.roomAgain.withLock { $0 } == 0)
+    hashes.resume()
+    if !wroteBoth { Self.settle(stager) }
+    let deadline = Monotonic.now() + 10_000_000_000
+    while reports.roomAgain.withLock({ $0 }) == 0, Monotonic.now() < deadline { usleep(1_000) }
+    #expect(reports.roomAgain.withLock { $0 } == 1)
+    #expect(stager.reserveRoom(for: blockSize))
+    hasher.advance(to: Int64(body.count))
+    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
+    #expect(digests[.sha256] == IntegrityTests.hex(body))
+    #expect(hasher.bytesReadBack == 0)
+    #expect(try Self.contents(part) == body)
   }
 
   /// With the file's hasher, one transfer's bytes are hashed as they are written, whatever

@@ -76,6 +76,45 @@ import Testing
     #expect(readBack == 400_000)
   }
 
+  /// `whenDone` calls back once the hash has run: later for a queued one, at once for one
+  /// already done, and after running it for a deferred one; each time with whether the bytes
+  /// were hashed.
+  @Test func whenDoneCallsBackOnceTheHashHasRun() throws {
+    let directory = try TemporaryDirectory()
+    let body = TestResource.random(size: 1_000_000, seed: 74)
+    let hashes = DispatchQueue(label: "test.hash")
+    let hasher = PrefixHasher(
+      part: try Self.partFile(body, in: directory), algorithms: [.sha256], batch: 1 << 30, queue: hashes)
+    let calls = Locked<[String]>([])
+    try body.withUnsafeBytes { raw in
+      hashes.suspend()
+      let queued = try #require(hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<600_000]), at: 0))
+      queued.whenDone { hashed in calls.withLock { $0.append("queued \(hashed)") } }
+      usleep(20_000)
+      #expect(calls.withLock { $0 }.isEmpty)
+      hashes.resume()
+      let deadline = Monotonic.now() + 10_000_000_000
+      while calls.withLock({ $0 }).isEmpty, Monotonic.now() < deadline { usleep(1_000) }
+      #expect(calls.withLock { $0 } == ["queued true"])
+
+      let deferred = try #require(
+        hasher.beginInline(
+          UnsafeRawBufferPointer(rebasing: raw[600_000..<700_000]), at: 600_000, deferred: true))
+      deferred.whenDone { hashed in calls.withLock { $0.append("deferred \(hashed)") } }
+      #expect(calls.withLock { $0 } == ["queued true", "deferred true"])
+
+      let last = try #require(
+        hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[700_000...]), at: 700_000))
+      hashes.sync {}  // it has run
+      last.whenDone { hashed in calls.withLock { $0.append("done \(hashed)") } }
+      #expect(calls.withLock { $0 } == ["queued true", "deferred true", "done true"])
+    }
+    hasher.advance(to: Int64(body.count))
+    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
+    #expect(digests[.sha256] == IntegrityTests.hex(body))
+    #expect(hasher.bytesReadBack == 0)
+  }
+
   /// A deferred inline hash runs in `wait()`, still in the order the hashes began; none is
   /// read back.
   @Test func deferredInlineHashesRunAtWaitInOrder() throws {
