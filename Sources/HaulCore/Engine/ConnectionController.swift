@@ -6,7 +6,9 @@
 /// raises total throughput by at least `minimumGain`. A step that does not is undone
 /// (`Decision.stepBack`): connections that bring nothing still cost the server, memory, and a
 /// second read of the bytes they write out of order (the whole-file hash follows the file
-/// front to back). Pure: the engine feeds it byte counts and clock readings.
+/// front to back). After a step back, growth is tried again later (`reprobeDelay`): the link
+/// may have changed, or a burst may have misled one reading. Pure: the engine feeds it byte
+/// counts and clock readings.
 package struct ConnectionController: Sendable, Equatable {
   package enum Mode: Sendable, Equatable {
     case fixed(Int)
@@ -18,7 +20,7 @@ package struct ConnectionController: Sendable, Equatable {
     /// Connections wanted.
     package var wanted: Int
     /// The last step did not pay off: the connections beyond `wanted` are to be closed. Said
-    /// once; the count then stays.
+    /// once per step; the count then stays until growth is tried again.
     package var stepBack = false
 
     package init(wanted: Int, stepBack: Bool = false) {
@@ -58,6 +60,12 @@ package struct ConnectionController: Sendable, Equatable {
   /// `minimumGain` test at the end of the window too. Shorter readings are noisy (a paced
   /// server sends in bursts), hence half, not all, of the linear gain.
   package var earlyGainShare = 0.5
+  /// After a step back, growth is tried again this long after it (a new baseline of the
+  /// connections left, then a step), and twice as long after each later step back, up to
+  /// `longestReprobeDelay`. A try that brings nothing costs a few tenths of a second of
+  /// connections writing out of order; one every ten seconds or more is a small share.
+  package var reprobeDelay: UInt64 = 10_000_000_000
+  package var longestReprobeDelay: UInt64 = 320_000_000_000
 
   package private(set) var target = 1
   /// The rate an early step needs, as a multiple of the previous one: the share of a linear
@@ -71,6 +79,9 @@ package struct ConnectionController: Sendable, Equatable {
   /// The baseline's slices so far: when the first began, and the last one's rate.
   private var baselineStart: UInt64?
   private var lastSliceRate: Double?
+  /// When growth is tried again, after a step back; and the delay after the next one.
+  private var nextProbe: UInt64?
+  private var probeDelay: UInt64?
 
   package init(mode: Mode, rateCap: Double? = nil) {
     self.mode = mode
@@ -81,6 +92,7 @@ package struct ConnectionController: Sendable, Equatable {
   package static func == (lhs: Self, rhs: Self) -> Bool {
     lhs.mode == rhs.mode && lhs.target == rhs.target && lhs.growing == rhs.growing
       && lhs.previousRate == rhs.previousRate && lhs.previousTarget == rhs.previousTarget
+      && lhs.nextProbe == rhs.nextProbe
   }
 
   /// The number of connections wanted now.
@@ -103,7 +115,16 @@ package struct ConnectionController: Sendable, Equatable {
       return Decision(wanted: min(max(1, count), useful))
     case .automatic(let cap):
       // At the cap, the last step is still judged.
-      guard growing else { return hold }
+      if !growing {
+        guard let probe = nextProbe, now >= probe, useful > target, open >= hold.wanted else { return hold }
+        // Tried again from a fresh baseline of the connections left.
+        nextProbe = nil
+        growing = true
+        previousRate = nil
+        baselineStart = nil
+        lastSliceRate = nil
+        windowStart = nil
+      }
       guard open >= hold.wanted, let start = windowStart else {
         if open >= hold.wanted, windowStart == nil { windowStart = (now, bytes) }
         return hold
@@ -112,23 +133,26 @@ package struct ConnectionController: Sendable, Equatable {
       guard elapsed > 0, elapsed >= (previousRate == nil ? baselineSlice : earlyWindow) else { return hold }
       let rate = Double(bytes - start.bytes) / (Double(elapsed) / 1e9)
       guard let previousRate else {
-        return baseline(rate, began: start.time, now: now, bytes: bytes, useful: useful, cap: cap)
+        return baseline(rate, began: start.time, now: now, bytes: bytes, open: open, useful: useful, cap: cap)
       }
       let stepWindow = answerLatency.map { max(shortestWindow, answerLatencies &* $0) } ?? window
       if elapsed < stepWindow, rate < previousRate * earlyGain { return hold }
       if rate < previousRate * minimumGain {
         growing = false
         target = previousTarget
+        let delay = probeDelay ?? reprobeDelay
+        nextProbe = now &+ delay
+        probeDelay = min(longestReprobeDelay, delay &* 2)
         return Decision(wanted: min(target, useful), stepBack: true)
       }
       return step(from: rate, open: open, useful: useful, cap: cap)
     }
   }
 
-  /// One slice of the baseline ended at `rate`: another slice while the connection still
-  /// accelerates, else the first step.
+  /// One slice of the baseline ended at `rate`: another slice while the connections still
+  /// accelerate, else the first step.
   private mutating func baseline(
-    _ rate: Double, began sliceStart: UInt64, now: UInt64, bytes: Int64, useful: Int, cap: Int
+    _ rate: Double, began sliceStart: UInt64, now: UInt64, bytes: Int64, open: Int, useful: Int, cap: Int
   ) -> Decision {
     let began = baselineStart ?? sliceStart
     baselineStart = began
@@ -136,7 +160,7 @@ package struct ConnectionController: Sendable, Equatable {
     if steady || now &- began >= window {
       // The faster of the last two slices: an understated baseline would make a step that
       // brings nothing look like a gain.
-      return step(from: max(rate, lastSliceRate ?? 0), open: 1, useful: useful, cap: cap)
+      return step(from: max(rate, lastSliceRate ?? 0), open: open, useful: useful, cap: cap)
     }
     lastSliceRate = rate
     windowStart = (now, bytes)

@@ -28,7 +28,9 @@ public enum DownloadDestination: Sendable, Equatable {
 public struct DownloadOptions: Sendable {
   /// Connections per file (1...64), or nil to choose automatically: start with one and add
   /// more while throughput keeps rising, up to `automaticConnectionCap`; connections added in a
-  /// step that did not raise it are closed again. Servers that ignore ranges always get one.
+  /// step that did not raise it are closed again, and more are tried again 10 s later (then
+  /// 20 s, 40 s, … up to about 5 minutes), since a link can change. Servers that ignore ranges
+  /// always get one.
   public var connections: Int?
   /// The most connections automatic mode opens to one file.
   public static let automaticConnectionCap = 16

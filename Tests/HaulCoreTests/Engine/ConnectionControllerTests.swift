@@ -19,6 +19,16 @@ import Testing
     _ controller: inout ConnectionController, ticks: Int = 40, latency: UInt64? = nil,
     useful: Int = 64, rate: (_ open: Int, _ sinceChange: Int) -> Double
   ) -> Trace {
+    run(&controller, ticks: ticks, latency: latency, useful: useful) { open, sinceChange, _ in
+      rate(open, sinceChange)
+    }
+  }
+
+  /// As `run`, with a rate that may change over time (`ms`: since the start).
+  static func run(
+    _ controller: inout ConnectionController, ticks: Int = 40, latency: UInt64? = nil,
+    useful: Int = 64, rate: (_ open: Int, _ sinceChange: Int, _ ms: Int) -> Double
+  ) -> Trace {
     var now: UInt64 = 1_000_000_000
     var bytes: Int64 = 0
     var trace = Trace()
@@ -29,7 +39,7 @@ import Testing
     for tick in 1...ticks {
       let ms = tick * 50
       now += 50_000_000
-      bytes += Int64(rate(open, ms - changed) / 20)
+      bytes += Int64(rate(open, ms - changed, ms) / 20)
       let decision = controller.update(
         now: now, bytes: bytes, open: open, rangesSupported: true, maximumUseful: useful,
         answerLatency: latency)
@@ -155,6 +165,48 @@ import Testing
     #expect(wanted(false, useful: 64) == 1)
     #expect(wanted(true, useful: 64) == 8)
     #expect(wanted(true, useful: 3) == 3)
+  }
+
+  /// A link one connection fills until 5 s, then a server that paces each connection: the
+  /// step back at 350 ms is not for good. Growth is tried again 10 s after it, from a new
+  /// baseline, and reaches the cap.
+  @Test func growthIsTriedAgainAfterAStepBack() {
+    var controller = Self.automatic()
+    let trace = Self.run(&controller, ticks: 240) { open, _, ms in ms < 5_000 ? 1e9 : 5e7 * Double(open) }
+    #expect(trace.stepsBack == [350], "\(trace.stepsBack)")
+    #expect(trace.counts[7..<206].allSatisfy { $0 == 1 }, "\(trace.counts)")
+    let reached = trace.reached[16] ?? 0
+    #expect(reached > 10_350 && reached <= 10_800, "\(trace.reached)")
+    #expect(trace.counts.last == 16)
+  }
+
+  /// A link one connection fills for good: each try is undone, and the next waits twice as
+  /// long (10 s, then 20 s), so the extra connections run for a small share of the time.
+  @Test func triesThatBringNothingAreSpacedFurtherApart() {
+    var controller = Self.automatic()
+    let trace = Self.run(&controller, ticks: 1_200) { _, _ in 1e9 }
+    #expect(trace.stepsBack.count == 3, "\(trace.stepsBack)")
+    if trace.stepsBack.count == 3 {
+      let gaps = zip(trace.stepsBack.dropFirst(), trace.stepsBack).map { $0 - $1 }
+      #expect(gaps[0] > 10_000 && gaps[0] <= 10_500, "\(gaps)")
+      #expect(gaps[1] > 20_000 && gaps[1] <= 20_500, "\(gaps)")
+    }
+    #expect(trace.counts.max() == 4)
+    #expect(trace.counts.count { $0 > 1 } <= 18, "\(trace.counts.count { $0 > 1 }) ticks of 1,200")
+  }
+
+  /// No try while the bytes left cannot keep more connections busy.
+  @Test func noTryWithoutBytesForMoreConnections() {
+    var controller = Self.automatic()
+    _ = Self.run(&controller) { _, _ in 1e9 }  // stepped back to 1 at 350 ms
+    let later: UInt64 = 1_000_000_000 + 60_000_000_000
+    for tick in 0..<10 {
+      let decision = controller.update(
+        now: later + UInt64(tick) * 50_000_000, bytes: 60_000_000_000 + Int64(tick) * 50_000_000, open: 1,
+        rangesSupported: true, maximumUseful: 1)
+      #expect(decision == ConnectionController.Decision(wanted: 1))
+    }
+    #expect(controller.target == 1)
   }
 }
 

@@ -15,16 +15,20 @@ import Testing
     try run.go()
   }
 
-  /// Automatic mode only, whose steps back cancel transfers in the middle of their segments:
-  /// the same invariants hold, and some runs do step back (else this tests nothing).
+  /// Automatic mode only, whose steps back cancel transfers in the middle of their segments
+  /// and whose later tries add transfers again: the same invariants hold, and some runs do
+  /// both (else this tests nothing).
   @Test func automaticRunsThatStepBack() throws {
     var retired = 0
+    var triedAgain = 0
     for seed in 0..<60 {
       var run = Simulation(seed: UInt64(seed) &* 0x2545_F491 &+ 3, automatic: true)
       try run.go()
       retired += run.retired.count
+      triedAgain += run.stepsUpAfterAStepBack
     }
     #expect(retired > 0, "no transfer retired in 60 runs")
+    #expect(triedAgain > 0, "no step up after a step back in 60 runs")
   }
 }
 
@@ -78,6 +82,9 @@ struct Simulation {
 
   /// Transfers seen cancelled by a step back of the connection controller.
   var retired: Set<TransferID> = []
+  /// Steps up of the controller once some transfers were retired: growth tried again.
+  var stepsUpAfterAStepBack = 0
+  private var lastTarget = 1
 
   init(seed: UInt64, automatic: Bool = false) {
     self.seed = seed
@@ -101,6 +108,8 @@ struct Simulation {
     machine.controller.earlyWindow = 500_000
     machine.controller.shortestWindow = 1_000_000
     machine.controller.window = 2_000_000
+    machine.controller.reprobeDelay = 4_000_000
+    machine.controller.longestReprobeDelay = 16_000_000
     // No step ever pays: every judged step is undone, cancelling transfers mid-segment.
     if automatic { machine.controller.minimumGain = 1_000 }
     disk = []
@@ -375,6 +384,8 @@ struct Simulation {
     if case .running(let round) = machine.phase {
       retired.formUnion(round.transfers.filter { $0.value.retired }.keys)
     }
+    if machine.controller.target > lastTarget, !retired.isEmpty { stepsUpAfterAStepBack += 1 }
+    lastTarget = machine.controller.target
     if let failure = recordFailures.first { throw Broken(description: failure) }
     try claims(machine.snapshot, "the snapshot")
     if case .segmented(let planner) = machine.layout {
