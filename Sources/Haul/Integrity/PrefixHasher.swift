@@ -102,10 +102,18 @@ final class PrefixHasher: @unchecked Sendable {
     /// hashing stands, if the bytes up to the block are written by now).
     let work: @Sendable (_ readFrom: Int64?) -> Void = { [self] readFrom in
       defer {
-        progress.withLock { progress in
+        // Written bytes reported while inline hashes were pending started no read-back
+        // (`advance`): start it now if they are far enough ahead, as `advance` would have.
+        let readBack = progress.withLock { progress in
           progress.inlinePending -= 1
           if progress.readBackStop == offset { progress.readBackStop = nil }
+          guard progress.inlinePending == 0, !progress.workerQueued, !progress.cancelled,
+            progress.failure == nil, progress.available - progress.hashed >= batch
+          else { return false }
+          progress.workerQueued = true
+          return true
         }
+        if readBack { queue.async { self.hashAvailable() } }
       }
       // Skipped if the data was replaced or forgotten meanwhile, or the bytes before it are not
       // all there: the block is then read back once reported.

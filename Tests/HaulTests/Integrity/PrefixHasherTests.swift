@@ -115,6 +115,30 @@ import Testing
     #expect(hasher.bytesReadBack == 0)
   }
 
+  /// Bytes reported written while an inline hash is pending (another connection's, right
+  /// after it) are read back once that hash is done, not only at `finish`: a block's write is
+  /// reported before its hash ends.
+  @Test func bytesReportedDuringAnInlineHashAreReadBackAfterIt() throws {
+    let directory = try TemporaryDirectory()
+    let body = TestResource.random(size: 1_500_000, seed: 75)
+    let hashes = DispatchQueue(label: "test.hash")
+    let hasher = PrefixHasher(
+      part: try Self.partFile(body, in: directory), algorithms: [.sha256], batch: 64 << 10, queue: hashes)
+    try body.withUnsafeBytes { raw in
+      hashes.suspend()
+      let first = try #require(hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<500_000]), at: 0))
+      hasher.advance(to: 1_500_000)
+      hashes.resume()
+      #expect(first.wait())
+    }
+    let deadline = Monotonic.now() + 10_000_000_000
+    while hasher.bytesReadBack < 1_000_000, Monotonic.now() < deadline { usleep(1_000) }
+    #expect(hasher.bytesReadBack == 1_000_000)
+    let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
+    #expect(digests[.sha256] == IntegrityTests.hex(body))
+    #expect(hasher.bytesReadBack == 1_000_000)
+  }
+
   /// A deferred inline hash runs in `wait()`, still in the order the hashes began; none is
   /// read back.
   @Test func deferredInlineHashesRunAtWaitInOrder() throws {
