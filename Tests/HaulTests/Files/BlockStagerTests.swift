@@ -204,7 +204,7 @@ import Testing
 
   /// A block's write does not wait for the hash of the block before it: the disk keeps
   /// writing while the hasher is behind, and the blocks come back once their hashes are done.
-  @Test func writesGoOnWhileTheHashesWait() throws {
+  @Test func writesGoOnWhileTheHashesWait() async throws {
     let directory = try TemporaryDirectory()
     let part = try PartFile(path: directory.file("f.part").path)
     let hashes = DispatchQueue(label: "test.hash")
@@ -230,9 +230,7 @@ import Testing
     #expect(reports.roomAgain.withLock { $0 } == 0)
     hashes.resume()
     if !wroteBoth { Self.settle(stager) }
-    let deadline = Monotonic.now() + 10_000_000_000
-    while reports.roomAgain.withLock({ $0 }) == 0, Monotonic.now() < deadline { usleep(1_000) }
-    #expect(reports.roomAgain.withLock { $0 } == 1)
+    #expect(await eventually(seconds: 10) { reports.roomAgain.withLock { $0 } == 1 })
     #expect(stager.reserveRoom(for: blockSize))
     hasher.advance(to: Int64(body.count))
     let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])

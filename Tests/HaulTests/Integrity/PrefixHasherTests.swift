@@ -65,6 +65,19 @@ import Testing
     return hasher.bytesReadBack
   }
 
+  /// A SHA-256 hasher of a file of `size` random bytes whose hashes wait on a queue the test
+  /// holds (suspended) until it resumes it.
+  static func heldHasher(
+    size: Int, seed: UInt64, batch: Int64, in directory: TemporaryDirectory
+  ) throws -> (PrefixHasher, [UInt8], DispatchQueue) {
+    let body = TestResource.random(size: size, seed: seed)
+    let hashes = DispatchQueue(label: "test.hash")
+    hashes.suspend()
+    let hasher = PrefixHasher(
+      part: try Self.partFile(body, in: directory), algorithms: [.sha256], batch: batch, queue: hashes)
+    return (hasher, body, hashes)
+  }
+
   /// Bytes hashed inline while being written need no second read; bytes out of order are
   /// refused and read back instead.
   @Test func inlineBytesAreNotReadAgain() throws {
@@ -81,20 +94,19 @@ import Testing
   /// were hashed.
   @Test func whenDoneCallsBackOnceTheHashHasRun() throws {
     let directory = try TemporaryDirectory()
-    let body = TestResource.random(size: 1_000_000, seed: 74)
-    let hashes = DispatchQueue(label: "test.hash")
-    let hasher = PrefixHasher(
-      part: try Self.partFile(body, in: directory), algorithms: [.sha256], batch: 1 << 30, queue: hashes)
+    let (hasher, body, hashes) = try Self.heldHasher(size: 1_000_000, seed: 74, batch: 1 << 30, in: directory)
     let calls = Locked<[String]>([])
     try body.withUnsafeBytes { raw in
-      hashes.suspend()
       let queued = try #require(hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<600_000]), at: 0))
-      queued.whenDone { hashed in calls.withLock { $0.append("queued \(hashed)") } }
+      let called = DispatchSemaphore(value: 0)
+      queued.whenDone { hashed in
+        calls.withLock { $0.append("queued \(hashed)") }
+        called.signal()
+      }
       usleep(20_000)
       #expect(calls.withLock { $0 }.isEmpty)
       hashes.resume()
-      let deadline = Monotonic.now() + 10_000_000_000
-      while calls.withLock({ $0 }).isEmpty, Monotonic.now() < deadline { usleep(1_000) }
+      #expect(called.wait(timeout: .now() + 10) == .success)
       #expect(calls.withLock { $0 } == ["queued true"])
 
       let deferred = try #require(
@@ -118,22 +130,17 @@ import Testing
   /// Bytes reported written while an inline hash is pending (another connection's, right
   /// after it) are read back once that hash is done, not only at `finish`: a block's write is
   /// reported before its hash ends.
-  @Test func bytesReportedDuringAnInlineHashAreReadBackAfterIt() throws {
+  @Test func bytesReportedDuringAnInlineHashAreReadBackAfterIt() async throws {
     let directory = try TemporaryDirectory()
-    let body = TestResource.random(size: 1_500_000, seed: 75)
-    let hashes = DispatchQueue(label: "test.hash")
-    let hasher = PrefixHasher(
-      part: try Self.partFile(body, in: directory), algorithms: [.sha256], batch: 64 << 10, queue: hashes)
+    let (hasher, body, hashes) = try Self.heldHasher(
+      size: 1_500_000, seed: 75, batch: 64 << 10, in: directory)
     try body.withUnsafeBytes { raw in
-      hashes.suspend()
       let first = try #require(hasher.beginInline(UnsafeRawBufferPointer(rebasing: raw[0..<500_000]), at: 0))
       hasher.advance(to: 1_500_000)
       hashes.resume()
       #expect(first.wait())
     }
-    let deadline = Monotonic.now() + 10_000_000_000
-    while hasher.bytesReadBack < 1_000_000, Monotonic.now() < deadline { usleep(1_000) }
-    #expect(hasher.bytesReadBack == 1_000_000)
+    #expect(await eventually(seconds: 10) { hasher.bytesReadBack >= 1_000_000 })
     let digests = try hasher.finish(total: Int64(body.count), algorithms: [.sha256])
     #expect(digests[.sha256] == IntegrityTests.hex(body))
     #expect(hasher.bytesReadBack == 1_000_000)
