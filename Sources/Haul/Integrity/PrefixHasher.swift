@@ -71,14 +71,20 @@ final class PrefixHasher: @unchecked Sendable {
     let start = progress.withLock { progress -> Bool in
       guard end > progress.available else { return false }
       progress.available = end
-      // Queued inline hashes are keeping up; a read-back starts once they are done.
-      guard !progress.workerQueued, !progress.cancelled, progress.inlinePending == 0,
-        end - progress.hashed >= batch
-      else { return false }
-      progress.workerQueued = true
-      return true
+      return claimReadBack(&progress)
     }
     if start { queue.async { self.hashAvailable() } }
+  }
+
+  /// Whether a read-back is to start now (the caller queues `hashAvailable`): enough written
+  /// bytes wait, and none is queued. Queued inline hashes are keeping up; a read-back starts
+  /// once they are done (the last one's end asks again).
+  private func claimReadBack(_ progress: inout Progress) -> Bool {
+    guard !progress.workerQueued, !progress.cancelled, progress.inlinePending == 0,
+      progress.available - progress.hashed >= batch
+    else { return false }
+    progress.workerQueued = true
+    return true
   }
 
   /// Stops hashing for good (the data is being replaced).
@@ -107,11 +113,7 @@ final class PrefixHasher: @unchecked Sendable {
         let readBack = progress.withLock { progress in
           progress.inlinePending -= 1
           if progress.readBackStop == offset { progress.readBackStop = nil }
-          guard progress.inlinePending == 0, !progress.workerQueued, !progress.cancelled,
-            progress.failure == nil, progress.available - progress.hashed >= batch
-          else { return false }
-          progress.workerQueued = true
-          return true
+          return claimReadBack(&progress)
         }
         if readBack { queue.async { self.hashAvailable() } }
       }
@@ -187,11 +189,10 @@ final class PrefixHasher: @unchecked Sendable {
       case deferred(@Sendable () -> Void)
       /// On the hasher's queue; `then` is called once it has run.
       case queued(then: (@Sendable (Bool) -> Void)?)
-      /// Run, or waited for.
+      /// Run, or taken to be run by `whenDone`.
       case done
     }
     private let run: Locked<Run>
-    private let group = DispatchGroup()
     private let hashed: Locked<Bool>
     private let queue: DispatchQueue
 
@@ -205,18 +206,16 @@ final class PrefixHasher: @unchecked Sendable {
       run.withLock { if case .deferred = $0 { true } else { false } }
     }
 
-    /// Queues the hash on the hasher's queue, if neither queued nor run by `wait()` yet.
+    /// Queues the hash on the hasher's queue, if neither queued nor taken by `whenDone` yet.
     fileprivate func queueNow() {
       let work: (@Sendable () -> Void)? = run.withLock { run in
         guard case .deferred(let work) = run else { return nil }
         run = .queued(then: nil)
-        group.enter()  // before the lock is let go: a `wait()` now must wait for it
         return work
       }
       guard let work else { return }
       queue.async { [self] in
         work()
-        group.leave()
         let then: (@Sendable (Bool) -> Void)? = run.withLock { run in
           defer { run = .done }
           guard case .queued(let then) = run else { return nil }
@@ -226,10 +225,12 @@ final class PrefixHasher: @unchecked Sendable {
       }
     }
 
-    /// Waits for the hash (or, deferred, runs it); true if the bytes were hashed. Once only,
-    /// and not with `whenDone`.
+    /// Waits for the hash (or, deferred, runs it: `whenDone`); true if the bytes were hashed.
+    /// Once only, and not with `whenDone`.
     func wait() -> Bool {
-      if let work = takeDeferred() { queue.sync(execute: work) } else { group.wait() }
+      let done = DispatchSemaphore(value: 0)
+      whenDone { _ in done.signal() }
+      done.wait()
       return hashed.withLock { $0 }
     }
 
@@ -255,21 +256,13 @@ final class PrefixHasher: @unchecked Sendable {
         }
       }
       switch next {
-      case .run(let work):
-        queue.sync(execute: work)
-        body(hashed.withLock { $0 })
       case .later:
         return
+      case .run(let work):
+        queue.sync(execute: work)
+        fallthrough
       case .now:
         body(hashed.withLock { $0 })
-      }
-    }
-
-    private func takeDeferred() -> (@Sendable () -> Void)? {
-      run.withLock { run in
-        guard case .deferred(let work) = run else { return nil }
-        run = .done
-        return work
       }
     }
   }
