@@ -133,11 +133,11 @@ func boundedWait(_ child: ChildProcess, seconds: Double = 120, recordingIssue: B
   }
   return await withCheckedContinuation { continuation in
     pending.withLock { $0 = continuation }
-    Task { finish(await child.wait()) }
-    Task {
-      try? await Task.sleep(for: .seconds(seconds))
+    // The timer holds the pid, not the child: a child held for the whole bound outlived short
+    // runs, and the test process, and so did its output directory.
+    let timer = Task { [pid = child.pid] in
+      guard (try? await Task.sleep(for: .seconds(seconds))) != nil else { return }
       guard pending.withLock({ $0 != nil }) else { return }
-      let pid = child.pid
       kill(pid, SIGKILL)
       var status: Int32 = 0
       for _ in 0..<100 where waitpid(pid, &status, WNOHANG) == 0 {
@@ -147,6 +147,10 @@ func boundedWait(_ child: ChildProcess, seconds: Double = 120, recordingIssue: B
       finish(
         ProcessOutcome(status: -1, signaled: true, stdout: "", stderr: "did not end within \(Int(seconds)) s")
       )
+    }
+    Task {
+      finish(await child.wait())
+      timer.cancel()
     }
   }
 }

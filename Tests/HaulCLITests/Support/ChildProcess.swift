@@ -82,10 +82,11 @@ final class ChildProcess: Sendable {
 
   /// Sends `signal` after `seconds`, timed on a thread of its own: the test pool can be starved
   /// by other suites on a small machine, and a late kill would land after the download finished.
+  /// The thread ends with the child and holds only it, not this object, whose output directory
+  /// is removed when the test lets go of it.
   func signal(_ number: Int32 = SIGKILL, after seconds: Double) {
-    let thread = Thread { [self] in
-      usleep(UInt32(max(0, seconds) * 1_000_000))
-      signal(number)
+    let thread = Thread { [child] in
+      if child.waitUntilExit(seconds: max(0, seconds)) == nil { child.signal(number) }
     }
     thread.start()
   }
