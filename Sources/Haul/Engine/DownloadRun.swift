@@ -79,7 +79,8 @@ final class DownloadRun: Sendable {
           automaticCap: DownloadOptions.automaticConnectionCap, retry: retry, minimumSplit: minimumSplit,
           checkpointInterval: UInt64(options.checkpointInterval * 1e9),
           progressInterval: UInt64(options.progressInterval * 1e9),
-          randomSeed: UInt64.random(in: 0...UInt64.max), rateLimit: options.rateLimit)))
+          randomSeed: UInt64.random(in: 0...UInt64.max),
+          rateLimit: RateLimiter.strictest(rateLimiters).map { Int64($0) })))
   }
 
   // MARK: - The run
@@ -177,6 +178,15 @@ final class DownloadRun: Sendable {
   func handle(_ event: (inout DownloadMachine, UInt64) -> [DownloadAction]) {
     let now = Monotonic.now()
     perform(machine.withLock { event(&$0, now) })
+  }
+
+  /// The ticker's event. A limit shared with other downloads can change at any time; the
+  /// strictest limit is read here, outside the machine's lock, and passed on when it changed.
+  func tick() {
+    let cap = RateLimiter.strictest(rateLimiters)
+    handle { machine, now in
+      (machine.rateCap == cap ? [] : machine.rateLimitChanged(to: cap, now: now)) + machine.tick(now: now)
+    }
   }
 
   /// One event whose result the caller needs besides the actions.

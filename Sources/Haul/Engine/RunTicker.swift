@@ -53,6 +53,6 @@ final class RunTicker: Sendable {
   /// On the queue: each run's tick, outside the registry's lock.
   private func tick() {
     let runs = registry.withLock { $0.runs.values.compactMap(\.run) }
-    for run in runs { run.handle { $0.tick(now: $1) } }
+    for run in runs { run.tick() }
   }
 }

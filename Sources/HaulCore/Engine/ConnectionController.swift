@@ -30,9 +30,9 @@ package struct ConnectionController: Sendable, Equatable {
   }
 
   package let mode: Mode
-  /// The download's own rate limit (bytes per second), if any: connections that could only
-  /// share it are not added.
-  package var rateCap: Double?
+  /// The strictest rate limit on the download (bytes per second), if any: connections that
+  /// could only share it are not added. It changes with `changeRateCap`.
+  package private(set) var rateCap: Double?
   /// Length of one measurement of a step while the time a request takes to be answered is
   /// unknown, and the longest baseline; nanoseconds. With that time known, a step is judged
   /// after `answerLatencies` of it, never before `shortestWindow`: new connections reach their
@@ -66,6 +66,11 @@ package struct ConnectionController: Sendable, Equatable {
   /// connections writing out of order; one every ten seconds or more is a small share.
   package var reprobeDelay: UInt64 = 10_000_000_000
   package var longestReprobeDelay: UInt64 = 320_000_000_000
+  /// How long after a rate limit is lifted growth is tried. What the server sent ahead while
+  /// the limit held (socket buffers: up to megabytes) arrives at once when it goes, after the
+  /// transfers it paused wake; a baseline that counted that burst would make any step look
+  /// useless.
+  package var liftSettle: UInt64 = 400_000_000
 
   package private(set) var target = 1
   /// The rate an early step needs, as a multiple of the previous one: the share of a linear
@@ -92,7 +97,19 @@ package struct ConnectionController: Sendable, Equatable {
   package static func == (lhs: Self, rhs: Self) -> Bool {
     lhs.mode == rhs.mode && lhs.target == rhs.target && lhs.growing == rhs.growing
       && lhs.previousRate == rhs.previousRate && lhs.previousTarget == rhs.previousTarget
-      && lhs.nextProbe == rhs.nextProbe
+      && lhs.nextProbe == rhs.nextProbe && lhs.rateCap == rhs.rateCap
+  }
+
+  /// The rate limit changed while the download runs (a limit shared with other downloads, set
+  /// from elsewhere). A higher one, or none, may make connections useful that the old one made
+  /// useless, so growth is tried again `liftSettle` after it, and a later step back waits
+  /// `reprobeDelay` again. A lower one only stops growth when it is reached.
+  package mutating func changeRateCap(to cap: Double?, now: UInt64) {
+    let raised = rateCap.map { old in cap.map { $0 > old } ?? true } ?? false
+    rateCap = cap
+    guard raised, !growing, case .automatic = mode else { return }
+    nextProbe = now &+ liftSettle
+    probeDelay = nil
   }
 
   /// The number of connections wanted now.

@@ -115,6 +115,19 @@ extension DownloadMachine {
     }
   }
 
+  // MARK: - Limits
+
+  /// The strictest rate limit on the download, as the controller knows it.
+  package var rateCap: Double? { controller.rateCap }
+
+  /// The strictest rate limit changed while the download runs (a shared limit set from
+  /// elsewhere; the executor looks at every tick). Lifting it lets automatic mode add
+  /// connections within a second rather than at its next try, or never.
+  package mutating func rateLimitChanged(to bytesPerSecond: Double?, now: UInt64) -> [DownloadAction] {
+    controller.changeRateCap(to: bytesPerSecond, now: now)
+    return addTransfersIfWanted(now: now)
+  }
+
   // MARK: - Ends of transfers
 
   /// A transfer ended and all its writes completed. `failure` is nil when the response was

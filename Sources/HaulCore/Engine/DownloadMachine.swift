@@ -39,8 +39,8 @@ package struct DownloadMachine: Sendable {
     package var retry: RetryPolicy
     package var maxRestarts = 5
     package var randomSeed: UInt64 = 0x5EED
-    /// The download's own rate limit, bytes per second (automatic mode adds no connection
-    /// that could only share it).
+    /// The strictest rate limit on the download at its start, its own or a shared one, bytes
+    /// per second (automatic mode adds no connection that could only share it).
     package var rateLimit: Int64?
 
     package init(

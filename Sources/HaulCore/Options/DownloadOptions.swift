@@ -29,7 +29,9 @@ public struct DownloadOptions: Sendable {
   /// Connections per file (1...64), or nil to choose automatically: start with one and add
   /// more while throughput keeps rising, up to `automaticConnectionCap`; connections added in a
   /// step that did not raise it are closed again, and more are tried again 10 s later (then
-  /// 20 s, 40 s, … up to about 5 minutes), since a link can change. Servers that ignore ranges
+  /// 20 s, 40 s, … up to about 5 minutes), since a link can change. Under a rate limit (its own
+  /// or a shared one), connections that could only share it are not added; when a shared limit
+  /// is raised or lifted, more are tried within half a second. Servers that ignore ranges
   /// always get one.
   public var connections: Int?
   /// The most connections automatic mode opens to one file.

@@ -42,6 +42,11 @@ package final class RateLimiter: Sendable {
     return min(planned, max(16 * 1024, smallest))
   }
 
+  /// The strictest of `limiters` as they are now, bytes per second; nil when none limits.
+  package static func strictest(_ limiters: [RateLimiter]) -> Double? {
+    limiters.compactMap(\.bytesPerSecond).min()
+  }
+
   /// Changes the rate from now on (nil lifts the limit); a debt already run up is kept, so
   /// lowering the rate cannot be dodged by bytes that just arrived.
   package func setBytesPerSecond(_ rate: Int64?, now: UInt64 = Monotonic.now()) {
@@ -100,7 +105,8 @@ public final class BandwidthLimit: Sendable {
   }
 
   /// The cap in bytes per second, or nil for none. Setting it takes effect at once for every
-  /// download sharing this limit.
+  /// download sharing this limit; raised or lifted, it lets automatic mode add connections
+  /// within half a second.
   public var bytesPerSecond: Int64? {
     get { limiter.bytesPerSecond.map { Int64($0) } }
     set { limiter.setBytesPerSecond(newValue) }

@@ -24,10 +24,12 @@ import Testing
     }
   }
 
-  /// As `run`, with a rate that may change over time (`ms`: since the start).
+  /// As `run`, with a rate that may change over time (`ms`: since the start), and a rate
+  /// limit that may too (`rateCap`, passed on before a tick whenever it differs).
   static func run(
     _ controller: inout ConnectionController, ticks: Int = 40, latency: UInt64? = nil,
-    useful: Int = 64, rate: (_ open: Int, _ sinceChange: Int, _ ms: Int) -> Double
+    useful: Int = 64, rateCap: ((_ ms: Int) -> Double?)? = nil,
+    rate: (_ open: Int, _ sinceChange: Int, _ ms: Int) -> Double
   ) -> Trace {
     var now: UInt64 = 1_000_000_000
     var bytes: Int64 = 0
@@ -40,6 +42,9 @@ import Testing
       let ms = tick * 50
       now += 50_000_000
       bytes += Int64(rate(open, ms - changed, ms) / 20)
+      if let rateCap, rateCap(ms) != controller.rateCap {
+        controller.changeRateCap(to: rateCap(ms), now: now)
+      }
       let decision = controller.update(
         now: now, bytes: bytes, open: open, rangesSupported: true, maximumUseful: useful,
         answerLatency: latency)
@@ -193,6 +198,54 @@ import Testing
     }
     #expect(trace.counts.max() == 4)
     #expect(trace.counts.count { $0 > 1 } <= 18, "\(trace.counts.count { $0 > 1 }) ticks of 1,200")
+  }
+
+  /// A limit lifted while the download runs (a shared one, set from elsewhere): growth that
+  /// stopped at it is tried 400 ms later, from a new baseline. What the server sent ahead
+  /// while the limit held arrives in the first 100 ms (here 20 MB) and is not taken for the
+  /// speed of one connection. Raised but still reached, the try measures one connection at
+  /// the new limit and adds none.
+  @Test func aLiftedRateLimitIsTriedSoon() {
+    func trace(_ cap: @escaping (Int) -> Double?) -> Trace {
+      var controller = Self.automatic(rateCap: 1e6)
+      return Self.run(&controller, ticks: 200, rateCap: cap) { open, _, ms in
+        if cap(ms) == nil, ms > 5_000, ms <= 5_100 { return 2e8 }
+        return min(cap(ms) ?? .infinity, 5e6 * Double(open))
+      }
+    }
+    let lifted = trace { ms in ms <= 5_000 ? 1e6 : nil }
+    #expect(lifted.counts[..<107].allSatisfy { $0 == 1 }, "\(lifted.counts)")
+    let reached = lifted.reached[16] ?? 0
+    #expect(reached > 5_400 && reached <= 5_700, "\(lifted.reached)")
+    #expect(lifted.stepsBack.isEmpty, "\(lifted.stepsBack)")
+    let raised = trace { ms in ms < 5_000 ? 1e6 : 2e6 }
+    #expect(raised.counts.allSatisfy { $0 == 1 }, "\(raised.counts)")
+    #expect(raised.stepsBack.isEmpty)
+  }
+
+  /// After three step backs the next try is 40 s off. A limit lifted at 35 s is tried soon;
+  /// one lowered then is not, and the count stays. Fixed mode ignores both.
+  @Test func aLiftedLimitDoesNotWaitForTheNextTry() {
+    func trace(_ cap: @escaping (Int) -> Double?) -> Trace {
+      var controller = Self.automatic(rateCap: 2e9)
+      // One connection fills the link until 35 s; then the server paces each connection.
+      return Self.run(&controller, ticks: 800, rateCap: cap) { open, _, ms in
+        ms < 35_000 ? 1e9 : min(cap(ms) ?? .infinity, 5e7 * Double(open))
+      }
+    }
+    // counts[i] is the count after the tick at (i + 1) × 50 ms: 699 is 35 s.
+    let lifted = trace { ms in ms < 35_000 ? 2e9 : nil }
+    #expect(lifted.stepsBack.count == 3, "\(lifted.stepsBack)")
+    let reached = lifted.reached[16] ?? 0
+    #expect(reached > 35_400 && reached <= 35_700, "\(lifted.reached)")
+    for kept in [trace { _ in 2e9 }, trace { ms in ms < 35_000 ? 2e9 : 5e8 }] {
+      #expect(kept.stepsBack.count == 3, "\(kept.stepsBack)")
+      #expect(kept.counts[699...].allSatisfy { $0 == 1 }, "\(kept.counts[699...])")
+    }
+    var fixed = ConnectionController(mode: .fixed(4), rateCap: 1e6)
+    fixed.changeRateCap(to: nil, now: 1)
+    #expect(fixed.rateCap == nil)
+    #expect(fixed.update(now: 2, bytes: 0, open: 4, rangesSupported: true, maximumUseful: 64).wanted == 4)
   }
 
   /// No try while the bytes left cannot keep more connections busy.

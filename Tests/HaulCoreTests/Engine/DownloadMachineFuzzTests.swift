@@ -11,24 +11,28 @@ import Testing
 @Suite struct DownloadMachineFuzzTests {
   @Test(arguments: 0..<100)
   func randomRuns(_ seed: Int) throws {
-    var run = Simulation(seed: UInt64(seed) &* 0x9E37_79B9 &+ 17)
+    var run = Simulation(seed: UInt64(seed) &* 0x9E37_79B9 &+ 17, limitChanges: seed % 2 == 1)
     try run.go()
   }
 
   /// Automatic mode only, whose steps back cancel transfers in the middle of their segments
-  /// and whose later tries add transfers again: the same invariants hold, and some runs do
-  /// both (else this tests nothing).
+  /// and whose later tries (after a step back, or a lifted rate limit) add transfers again:
+  /// the same invariants hold, and some runs do each (else this tests nothing).
   @Test func automaticRunsThatStepBack() throws {
     var retired = 0
     var triedAgain = 0
+    var afterALift = 0
     for seed in 0..<60 {
-      var run = Simulation(seed: UInt64(seed) &* 0x2545_F491 &+ 3, automatic: true)
+      var run = Simulation(
+        seed: UInt64(seed) &* 0x2545_F491 &+ 3, automatic: true, limitChanges: seed % 2 == 1)
       try run.go()
       retired += run.retired.count
       triedAgain += run.stepsUpAfterAStepBack
+      afterALift += run.stepsUpAfterALift
     }
     #expect(retired > 0, "no transfer retired in 60 runs")
     #expect(triedAgain > 0, "no step up after a step back in 60 runs")
+    #expect(afterALift > 0, "no step up after a lifted limit in 60 runs")
   }
 }
 
@@ -84,10 +88,18 @@ struct Simulation {
   var retired: Set<TransferID> = []
   /// Steps up of the controller once some transfers were retired: growth tried again.
   var stepsUpAfterAStepBack = 0
+  /// Steps up of the controller after the rate limit was lifted (until it is set again).
+  var stepsUpAfterALift = 0
+  private var lifted = false
   private var lastTarget = 1
 
-  init(seed: UInt64, automatic: Bool = false) {
+  /// Whether the rate limit changes during the run (half the runs: a limit every step reaches
+  /// makes fewer steps back).
+  let limitChanges: Bool
+
+  init(seed: UInt64, automatic: Bool = false, limitChanges: Bool = false) {
     self.seed = seed
+    self.limitChanges = limitChanges
     var random = SplitMix64(seed: seed)
     size = Int64(1 + Int.random(in: 0..<12_000, using: &random))
     validators = Int.random(in: 0..<3, using: &random) != 0
@@ -110,6 +122,7 @@ struct Simulation {
     machine.controller.window = 2_000_000
     machine.controller.reprobeDelay = 4_000_000
     machine.controller.longestReprobeDelay = 16_000_000
+    machine.controller.liftSettle = 1_000_000
     // No step ever pays: every judged step is undone, cancelling transfers mid-segment.
     if automatic { machine.controller.minimumGain = 1_000 }
     disk = []
@@ -136,6 +149,15 @@ struct Simulation {
     while ended == nil, steps < 20_000 {
       steps += 1
       now += UInt64.random(in: 0...2_000_000, using: &random)
+      // Every 20 steps the strictest rate limit changes, as the executor passes it on: for 10
+      // steps one that every step reaches (growth stops), then none (growth is tried again).
+      if limitChanges, steps % 10 == 0 {
+        let cap: Double? = steps % 20 == 0 ? nil : 1
+        if machine.rateCap != cap {
+          lifted = cap == nil
+          perform(machine.rateLimitChanged(to: cap, now: now))
+        }
+      }
       step()
       try check()
     }
@@ -385,6 +407,7 @@ struct Simulation {
       retired.formUnion(round.transfers.filter { $0.value.retired }.keys)
     }
     if machine.controller.target > lastTarget, !retired.isEmpty { stepsUpAfterAStepBack += 1 }
+    if machine.controller.target > lastTarget, lifted { stepsUpAfterALift += 1 }
     lastTarget = machine.controller.target
     if let failure = recordFailures.first { throw Broken(description: failure) }
     try claims(machine.snapshot, "the snapshot")

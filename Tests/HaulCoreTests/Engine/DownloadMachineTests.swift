@@ -7,13 +7,14 @@ import Testing
   static let url = "http://h/f"
   static let etag = "\"a\""
 
-  static func machine(connections: Int? = 1, attempts: Int = 3, minimumSplit: Int64 = 100) -> DownloadMachine
-  {
+  static func machine(
+    connections: Int? = 1, attempts: Int = 3, minimumSplit: Int64 = 100, rateLimit: Int64? = nil
+  ) -> DownloadMachine {
     DownloadMachine(
       DownloadMachine.Configuration(
         recordedURL: url, fixedConnections: connections,
         retry: RetryPolicy(baseDelay: 1, maxDelay: 8, maxAttemptsWithoutProgress: attempts),
-        minimumSplit: minimumSplit, checkpointInterval: 1_000, progressInterval: 1_000))
+        minimumSplit: minimumSplit, checkpointInterval: 1_000, progressInterval: 1_000, rateLimit: rateLimit))
   }
 
   static func facts(

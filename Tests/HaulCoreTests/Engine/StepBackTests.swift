@@ -10,9 +10,9 @@ import Testing
   static let total: Int64 = 2_000_000_000
   static let ms: UInt64 = 1_000_000
 
-  /// A link that carries 1 GB/s whatever the number of connections: each answered transfer
-  /// gets its share every 10 ms; writes complete at once; a cancelled transfer ends at the
-  /// next step, as does one the machine stops.
+  /// A link that carries 1 GB/s whatever the number of connections (unless `share` says
+  /// otherwise): each answered transfer gets its share every 10 ms; writes complete at once; a
+  /// cancelled transfer ends at the next step, as does one the machine stops.
   struct Run {
     /// Whether a cancel ends its transfer as cancelled; else as if its response had just ended
     /// complete (the cancel came too late), which must not make it take a new range either.
@@ -28,6 +28,10 @@ import Testing
     /// Transfers running after each step.
     var running: [Int] = []
     var ended: DownloadEnding?
+    /// Bytes each answered transfer gets per step, given how many are answered and the limit.
+    var share: (_ answered: Int, _ limit: Double?) -> Int = { answered, _ in 10_000_000 / max(1, answered) }
+    /// The strictest rate limit at each moment, passed on at ticks as the executor does.
+    var limit: (_ now: UInt64) -> Double? = { _ in nil }
 
     mutating func perform(_ actions: [DownloadAction]) {
       for action in actions {
@@ -68,7 +72,7 @@ import Testing
           }
           _ = machine.receiveHead(id, facts, now: now)
         }
-        let share = 10_000_000 / max(1, answered.count)
+        let share = self.share(answered.count, limit(now))
         let stopped = TransportFailure(kind: .aborted, message: "stopped", code: 0)
         for id in answered.sorted() where ending[id] == nil {
           switch machine.receiveBody(id, count: share, now: now) {
@@ -83,7 +87,11 @@ import Testing
             ending[id] = stopped
           }
         }
-        if now % (50 * ms) == 0 { perform(machine.tick(now: now)) }
+        if now % (50 * ms) == 0 {
+          let cap = limit(now)
+          if machine.rateCap != cap { perform(machine.rateLimitChanged(to: cap, now: now)) }
+          perform(machine.tick(now: now))
+        }
         running.append(plans.count)
       }
     }
@@ -115,5 +123,30 @@ import Testing
     let stepBack = try #require(run.cancelledAt)
     #expect(run.running[stepBack] == 4)
     #expect(run.running[(stepBack + 1)...].allSatisfy { $0 <= 1 }, "\(run.running)")
+  }
+
+  /// A shared limit of 2 MB/s on a server that paces each connection to 50 MB/s: one
+  /// connection reaches the limit and gets no company. When the limit is lifted (at 2 s, as
+  /// `aria2.changeGlobalOption` or `BandwidthLimit.bytesPerSecond = nil` would), growth is
+  /// tried soon rather than never, and reaches the cap within a second.
+  @Test func liftingTheRateLimitAddsConnections() throws {
+    var run = Run(machine: Fixture.machine(connections: nil, minimumSplit: 1_000_000, rateLimit: 2_000_000))
+    let lifted = 2_000 * Self.ms
+    run.limit = { now in now < lifted ? 2e6 : nil }
+    run.share = { answered, limit in min(500_000, limit.map { Int($0 / 100) / max(1, answered) } ?? .max) }
+    run.go()
+    let end = run.ended
+    let ended = try #require(
+      end, "not ended after \(run.running.count) steps; most running \(run.running.max() ?? 0)")
+    guard case .complete(let state, _) = ended else {
+      Issue.record("ended \(ended)")
+      return
+    }
+    #expect(state.heldBytes == Self.total)
+    // Step i is at (i + 1) × 10 ms.
+    #expect(run.running[..<199].allSatisfy { $0 <= 1 }, "\(run.running[..<199])")
+    let sixteen = try #require(run.running.firstIndex { $0 >= 16 }, "\(run.running)")
+    #expect(sixteen >= 239 && sixteen < 290, "16 transfers at \((sixteen + 1) * 10) ms")
+    #expect(run.cancelled.isEmpty, "\(run.cancelled)")
   }
 }
