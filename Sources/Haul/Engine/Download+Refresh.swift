@@ -61,8 +61,8 @@ extension Download {
   /// One run of `url`; cancelling the task cancels it.
   private func runOnce(_ url: String) async -> Result<DownloadResult, HaulError> {
     let run = DownloadRun(
-      url: url, destination: destination, options: options, transport: transport, control: control,
-      emit: { [gate] in gate.send($0) }, minimumSplit: minimumSplit)
+      url: url, destination: destination, options: options, ownRateLimit: ownRateLimit, transport: transport,
+      control: control, emit: { [gate] in gate.send($0) }, minimumSplit: minimumSplit)
     let control = self.control
     let keep = options.keepPartialOnCancel
     return await withTaskCancellationHandler {

@@ -29,6 +29,9 @@ public final class Download: Sendable {
 
   let gate: EventGate
   let control = DownloadControl()
+  /// The download's own rate limit (`options.rateLimit` until `setRateLimit`), shared by
+  /// every run of it.
+  let ownRateLimit: RateLimiter
   /// Whether `run()` is running (it may not run twice at once).
   private let running = Locked(false)
   let transport: any Transport
@@ -59,6 +62,13 @@ public final class Download: Sendable {
       of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(4096))
     self.events = events
     self.gate = EventGate(continuation)
+    self.ownRateLimit = RateLimiter(bytesPerSecond: options.rateLimit)
+  }
+
+  private static func validate(rateLimit: Int64?) throws(HaulError) {
+    if let rateLimit, rateLimit <= 0 {
+      throw HaulError(.invalidInput, "the rate limit must be positive")
+    }
   }
 
   /// The longest interval or retry delay accepted, seconds (a year).
@@ -68,9 +78,7 @@ public final class Download: Sendable {
     if let connections = options.connections, !(1...64).contains(connections) {
       throw HaulError(.invalidInput, "connections must be between 1 and 64 (asked for \(connections))")
     }
-    if let rate = options.rateLimit, rate <= 0 {
-      throw HaulError(.invalidInput, "the rate limit must be positive")
-    }
+    try validate(rateLimit: options.rateLimit)
     guard options.stallTimeout > 0, options.stallTimeout.isFinite else {
       throw HaulError(.invalidInput, "the timeout must be a positive number of seconds")
     }
@@ -145,6 +153,23 @@ public final class Download: Sendable {
 
   /// Continues after `pause()`.
   public func resume() { control.resume() }
+
+  /// The download's own rate limit in bytes per second (nil: none), as `setRateLimit` last
+  /// set it; `options.rateLimit` at first.
+  public var rateLimit: Int64? { ownRateLimit.bytesPerSecond.map { Int64($0) } }
+
+  /// Changes the download's own rate limit while it runs, without reconnecting, from any
+  /// thread. Raised or lifted, automatic mode tries more connections within half a second.
+  ///
+  /// ```swift
+  /// try download.setRateLimit(512 << 10)   // 512 KiB/s from now on
+  /// try download.setRateLimit(nil)         // no limit of its own
+  /// ```
+  /// - Throws: `HaulError` with category `.invalidInput` for a rate that is not positive.
+  public func setRateLimit(_ bytesPerSecond: Int64?) throws(HaulError) {
+    try Self.validate(rateLimit: bytesPerSecond)
+    ownRateLimit.setBytesPerSecond(bytesPerSecond)
+  }
 
   /// Stops the download; `run()` throws `.interrupted`. Keeps the partial bytes for a later
   /// resume unless `keepPartial` is false (default: `DownloadOptions.keepPartialOnCancel`).

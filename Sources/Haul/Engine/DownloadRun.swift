@@ -53,9 +53,12 @@ final class DownloadRun: Sendable {
     var cancelledEarly: Set<TransferID> = []
   }
 
+  /// `ownRateLimit`: the download's own limit, which `Download.setRateLimit` may change while
+  /// this runs.
   init(
-    url: String, destination: DownloadDestination, options: DownloadOptions, transport: any Transport,
-    control: DownloadControl, emit: @escaping @Sendable (DownloadEvent) -> Void, minimumSplit: Int64 = 1 << 20
+    url: String, destination: DownloadDestination, options: DownloadOptions, ownRateLimit: RateLimiter,
+    transport: any Transport, control: DownloadControl, emit: @escaping @Sendable (DownloadEvent) -> Void,
+    minimumSplit: Int64 = 1 << 20
   ) {
     self.url = url
     let recordedURL = RequestURL.withoutPassword(url)
@@ -65,9 +68,7 @@ final class DownloadRun: Sendable {
     self.transport = transport
     self.control = control
     self.emit = emit
-    self.rateLimiters =
-      (options.rateLimit.map { [RateLimiter(bytesPerSecond: $0)] } ?? [])
-      + (options.sharedRateLimit.map { [$0.limiter] } ?? [])
+    self.rateLimiters = [ownRateLimit] + (options.sharedRateLimit.map { [$0.limiter] } ?? [])
     let retry = RetryPolicy(
       baseDelay: options.retryBaseDelay, maxDelay: options.maxRetryDelay,
       maxAttemptsWithoutProgress: options.maxAttemptsWithoutProgress)

@@ -141,8 +141,9 @@ extension DownloadManager {
   }
 
   /// New options for a download (aria2's `changeOption`), stored for its next run; a running
-  /// download restarts at once with them, resuming from what it holds. Giving a download that
-  /// waits for its Authorization header the header again queues it.
+  /// download restarts at once with them, resuming from what it holds. A change of the rate
+  /// limit alone reaches a running download as it goes, without a restart. Giving a download
+  /// that waits for its Authorization header the header again queues it.
   public func changeOptions(_ id: DownloadID, to options: DownloadOptions) async throws(HaulError) {
     let url = try self.options(of: id).url
     try ManagerInput.validate(options, url: url)
@@ -150,7 +151,12 @@ extension DownloadManager {
     let refresh = options.refreshURL
     try await change(
       .options(id, stored, secrets: SecretParts.of(options, secretHeaders: secretHeaders)),
-      secrets: { $0.headers = secretHeaders }, memory: { $0.refreshers[id] = refresh })
+      secrets: { $0.headers = secretHeaders }, memory: { $0.refreshers[id] = refresh },
+      // A refresher is a closure: a new one cannot be told from the old, so it restarts.
+      sameInMemory: { shared in
+        refresh == nil && shared.refreshers[id] == nil
+          && (shared.secrets[id]?.headers ?? [:]) == secretHeaders
+      })
   }
 
   /// A new URL for the same file (aria2's `changeUri`). Stored for the next run; a running
@@ -166,9 +172,12 @@ extension DownloadManager {
 
   /// Commits `change` with the secrets memory keeps for it (`secrets`), so that a download that
   /// waited for them knows whether it has them all now.
+  /// `sameInMemory`: whether what memory holds for the download stays as it is (see
+  /// `ManagerStateMachine.changeOptions`).
   private func change(
     _ change: RecordChange, secrets update: @escaping @Sendable (inout Secrets) -> Void,
-    memory: @escaping @Sendable (inout ManagerShared) -> Void = { _ in }
+    memory: @escaping @Sendable (inout ManagerShared) -> Void = { _ in },
+    sameInMemory: @escaping @Sendable (ManagerShared) -> Bool = { _ in false }
   ) async throws(HaulError) {
     let id = change.id
     try await core.perform(
@@ -178,7 +187,8 @@ extension DownloadManager {
         var secrets = shared.secrets[id] ?? Secrets()
         update(&secrets)
         return try shared.machine.change(
-          change, credentialsComplete: ManagerInput.hasCredentials(record, secrets))
+          change, credentialsComplete: ManagerInput.hasCredentials(record, secrets),
+          sameInMemory: sameInMemory(shared))
       },
       committed: { shared in
         update(&shared.secrets[id, default: Secrets()])

@@ -248,6 +248,11 @@ actor ManagerCore {
       case .stop(let id, let reason):
         let download = shared.withLock { $0.downloads[id] }
         download?.cancel(keepPartial: !reason.discards)
+      case .setRateLimit(let id, let rate):
+        // Validated when the options were given. A run not registered yet reads the
+        // committed limit once it is (`start`).
+        let download = shared.withLock { $0.downloads[id] }
+        try? download?.setRateLimit(rate)
       case .deleteFiles(let files): ManagerFiles.delete(files)
       case .notify(let notice): hub.publish([event(notice, waitingIndices: &waitingIndices)])
       }
@@ -315,10 +320,13 @@ actor ManagerCore {
       return ended(record.id, .failed(error))
     }
     let id = record.id
-    shared.withLock { shared in
+    let committedRate = shared.withLock { shared in
       shared.downloads[id] = download
       shared.live[id] = LiveProgress(bytes: record.bytes, totalBytes: record.totalBytes, file: record.file)
+      return shared.machine.records[id]?.options.rateLimit
     }
+    // A rate limit changed since the claim, before the run could be found by `.setRateLimit`.
+    if committedRate != options.rateLimit { try? download.setRateLimit(committedRate) }
     Task.detached { [self] in
       let forwarder = Task.detached { [self] in
         for await event in download.events { engineEvent(id, event) }

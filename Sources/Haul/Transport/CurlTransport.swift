@@ -412,9 +412,7 @@ final class CurlTransfer {
         stoppedBy = Self.tooLargeFailure(size: nil, limit: maxFileSize)
         return 0
       }
-      if let (wait, limiter) = rateLimiters.map({ ($0.delay(now: now), $0) }).max(by: { $0.0 < $1.0 }),
-        wait > 0
-      {
+      if let (wait, limiter) = RateLimiter.longestDelay(rateLimiters, now: now) {
         // libcurl keeps this chunk and offers it again after `unpauseIfDue`; when, within the
         // limit's burst, is drawn so that the transfers it holds back take turns.
         resumeAt = now + wait + UInt64.random(in: 0...limiter.burstNanoseconds)

@@ -264,12 +264,17 @@ extension ManagerStateMachine {
 
   /// New options for a download (aria2's `changeOption`); a running one restarts with them,
   /// resuming from what it holds. `credentialsComplete`: memory now has every secret it needs,
-  /// so one that waited for them is queued.
+  /// so one that waited for them is queued. `sameInMemory`: what memory holds for it (secret
+  /// values, a refresher) is unchanged; then a change of the rate limit alone reaches the
+  /// running download as it goes (`setRateLimit`), without a restart, as aria2 does.
   package func changeOptions(
-    _ id: DownloadID, to options: StoredOptions, secrets: SecretParts, credentialsComplete: Bool
+    _ id: DownloadID, to options: StoredOptions, secrets: SecretParts, credentialsComplete: Bool,
+    sameInMemory: Bool = false
   ) throws(HaulError) -> Transition {
     let record = try record(id)
-    return changed(record, .options(id, options, secrets: secrets), credentialsComplete: credentialsComplete)
+    return changed(
+      record, .options(id, options, secrets: secrets), credentialsComplete: credentialsComplete,
+      sameInMemory: sameInMemory)
   }
 
   /// A new URL for the same file (aria2's `changeUri`): stored for the next run, whose identity
@@ -278,24 +283,45 @@ extension ManagerStateMachine {
     _ id: DownloadID, to url: String, secrets: SecretParts, credentialsComplete: Bool
   ) throws(HaulError) -> Transition {
     let record = try record(id)
-    return changed(record, .url(id, url, secrets: secrets), credentialsComplete: credentialsComplete)
+    return changed(
+      record, .url(id, url, secrets: secrets), credentialsComplete: credentialsComplete, sameInMemory: false)
   }
 
   /// An option or URL change (`.options` or `.url`), as `changeOptions` and `changeURL` describe.
-  package func change(_ change: RecordChange, credentialsComplete: Bool) throws(HaulError) -> Transition {
-    changed(try record(change.id), change, credentialsComplete: credentialsComplete)
+  package func change(
+    _ change: RecordChange, credentialsComplete: Bool, sameInMemory: Bool = false
+  ) throws(HaulError) -> Transition {
+    changed(
+      try record(change.id), change, credentialsComplete: credentialsComplete, sameInMemory: sameInMemory)
   }
 
   private func changed(
-    _ record: DownloadRecord, _ change: RecordChange, credentialsComplete: Bool
+    _ record: DownloadRecord, _ change: RecordChange, credentialsComplete: Bool, sameInMemory: Bool
   ) -> Transition {
     var transition = Transition(changes: [change])
-    if runs[record.id] == .running { transition.actions.append(.stop(record.id, .restart)) }
+    if runs[record.id] == .running {
+      if sameInMemory, let rate = Self.rateLimitAlone(changing: record, by: change) {
+        transition.actions.append(.setRateLimit(record.id, rate))
+      } else {
+        transition.actions.append(.stop(record.id, .restart))
+      }
+    }
     if record.state == .paused, record.error == Self.credentialsError, credentialsComplete {
       transition.changes.append(.state(record.id, .queued, error: nil))
       transition.actions.append(.notify(.queued(record.id)))
     }
     transition.actions.append(.notify(.changed(record.id)))
     return transition
+  }
+
+  /// The new rate limit when `change` changes nothing else of `record` (options, secret parts),
+  /// else nil.
+  private static func rateLimitAlone(changing record: DownloadRecord, by change: RecordChange) -> Int64?? {
+    guard case .options(_, let options, let secrets) = change,
+      secrets.intersection(.inOptions) == record.secrets.intersection(.inOptions)
+    else { return nil }
+    var others = options
+    others.rateLimit = record.options.rateLimit
+    return others == record.options ? .some(options.rateLimit) : nil
   }
 }

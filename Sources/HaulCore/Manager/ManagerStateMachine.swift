@@ -77,6 +77,8 @@ package struct ManagerStateMachine: Sendable {
     case start(DownloadRecord)
     /// Stop its run; the partial bytes are kept unless the reason discards them.
     case stop(DownloadID, StopReason)
+    /// Change the own rate limit of its running download (nil: none), which goes on.
+    case setRateLimit(DownloadID, Int64?)
     /// Delete a download's files.
     case deleteFiles(DownloadFiles)
     case notify(Notice)

@@ -42,6 +42,17 @@ package final class RateLimiter: Sendable {
     return min(planned, max(16 * 1024, smallest))
   }
 
+  /// The longest wait any of `limiters` asks for now, and the one asking; nil when all let
+  /// bytes through. Called for every chunk received: no allocation.
+  package static func longestDelay(_ limiters: [RateLimiter], now: UInt64) -> (UInt64, RateLimiter)? {
+    var longest: (UInt64, RateLimiter)?
+    for limiter in limiters {
+      let wait = limiter.delay(now: now)
+      if wait > (longest?.0 ?? 0) { longest = (wait, limiter) }
+    }
+    return longest
+  }
+
   /// The strictest of `limiters` as they are now, bytes per second; nil when none limits.
   package static func strictest(_ limiters: [RateLimiter]) -> Double? {
     limiters.compactMap(\.bytesPerSecond).min()

@@ -31,6 +31,9 @@ struct ManagerStateMachineRandomTests {
       var actions = machine.apply(transition)
       var index = 0
       while index < actions.count {
+        if case .setRateLimit(let id, _) = actions[index], machine.runs[id] != .running {
+          issues.append("a rate limit for \(id), which does not run")
+        }
         if case .claim(let count) = actions[index] {
           if count < 1 || machine.runs.count + count > machine.limit {
             issues.append("claimed \(count) with \(machine.runs.count) running, limit \(machine.limit)")
@@ -72,10 +75,14 @@ struct ManagerStateMachineRandomTests {
           ]) ?? .stopped
         run(machine.runEnded(ended, outcome, progress: Queue.progress(ended.rawValue), now: 1))
       case 10:
+        // Sometimes the rate limit alone, which a running download takes as it goes.
+        var options = Queue.record(1).options
+        options.rateLimit = Bool.random(using: &random) ? nil : 1_000
+        let same = Bool.random(using: &random)
         run(
           id.flatMap {
             try? machine.changeOptions(
-              $0, to: Queue.record(1).options, secrets: [], credentialsComplete: true)
+              $0, to: options, secrets: [], credentialsComplete: true, sameInMemory: same)
           })
       default: run(id.flatMap { try? machine.start($0) })
       }

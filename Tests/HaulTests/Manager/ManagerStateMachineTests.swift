@@ -417,4 +417,35 @@ struct ManagerStateMachineTests {
     let ended = machine.runEnded(Queue.id(1), .stopped, progress: Queue.progress(1), now: 1)
     #expect(Queue.started(Queue.run(&machine, ended)) == [1], "it runs again with the new options")
   }
+
+  /// A change of the rate limit alone, with memory unchanged (`sameInMemory`), reaches the
+  /// running download as it goes, as aria2's changeOption does. Anything else with it, or a
+  /// change memory cannot vouch for, restarts it; a download that does not run gets neither.
+  @Test func aRateLimitChangeAloneReachesTheRunningDownload() throws {
+    var machine = Queue.machine([.queued, .queued], limit: 1)
+    _ = Queue.run(&machine, machine.launch(.resume))
+    let running = Queue.id(1)
+    var slower = Queue.record(1).options
+    slower.rateLimit = 100_000
+    var slowerAndOther = slower
+    slowerAndOther.connections = 4
+    func actions(_ options: StoredOptions, of id: DownloadID = running, same: Bool = true) throws
+      -> [ManagerStateMachine.Action]
+    {
+      try machine.changeOptions(id, to: options, secrets: [], credentialsComplete: true, sameInMemory: same)
+        .actions
+    }
+    #expect(try actions(slower) == [.setRateLimit(running, 100_000), .notify(.changed(running))])
+    #expect(try actions(slower, same: false) == [.stop(running, .restart), .notify(.changed(running))])
+    #expect(try actions(slowerAndOther) == [.stop(running, .restart), .notify(.changed(running))])
+    #expect(try actions(slower, of: Queue.id(2)) == [.notify(.changed(Queue.id(2)))])
+    // Committed, the limit stays with the record for later runs; lifting it reaches the run too.
+    _ = Queue.run(
+      &machine,
+      try machine.changeOptions(
+        running, to: slower, secrets: [], credentialsComplete: true, sameInMemory: true))
+    #expect(machine.records[running]?.options.rateLimit == 100_000)
+    #expect(
+      try actions(Queue.record(1).options) == [.setRateLimit(running, nil), .notify(.changed(running))])
+  }
 }
