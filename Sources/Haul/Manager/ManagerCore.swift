@@ -323,10 +323,10 @@ actor ManagerCore {
     let committedRate = shared.withLock { shared in
       shared.downloads[id] = download
       shared.live[id] = LiveProgress(bytes: record.bytes, totalBytes: record.totalBytes, file: record.file)
-      return shared.machine.records[id]?.options.rateLimit
+      return shared.machine.records[id].map(\.options.rateLimit)
     }
     // A rate limit changed since the claim, before the run could be found by `.setRateLimit`.
-    if committedRate != options.rateLimit { try? download.setRateLimit(committedRate) }
+    if let committedRate, committedRate != options.rateLimit { try? download.setRateLimit(committedRate) }
     Task.detached { [self] in
       let forwarder = Task.detached { [self] in
         for await event in download.events { engineEvent(id, event) }

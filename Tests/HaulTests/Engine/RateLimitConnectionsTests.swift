@@ -83,7 +83,7 @@ import Testing
   }
 
   /// The download's own limit lowered while it runs holds from then on: 2 MB from a server
-  /// that sends 4 MB/s (0.5 s), held to 250 kB/s once progress showed 500 kB. What is left
+  /// that sends 2 MB/s (1 s), held to 250 kB/s once progress showed 500 kB. What is left
   /// then takes at least its size at 250 kB/s, less 300 kB for the bytes that arrived before
   /// the change reached the transfer and one burst (a lower bound, never flaky). One
   /// connection: no new request, so the limit reached the transfer that was running.
@@ -91,7 +91,7 @@ import Testing
     let server = try TestServer()
     let body = TestResource.random(size: 2_000_000, seed: 142)
     server.setResource(
-      "/f", TestResource(body: body, etag: "\"r\"", faults: TestFaults(bytesPerSecond: 4_000_000)))
+      "/f", TestResource(body: body, etag: "\"r\"", faults: TestFaults(bytesPerSecond: 2_000_000)))
     let directory = try TemporaryDirectory()
     let lowered = Locked<(bytes: Int64, at: ContinuousClock.Instant)?>(nil)
     let outcome = try await DownloadTests.run(server.url("/f"), to: .file(directory.file("f"))) {

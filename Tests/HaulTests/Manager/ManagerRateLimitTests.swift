@@ -8,12 +8,12 @@ import Testing
 /// A rate limit changed for a running download (aria2's changeOption `max-download-limit`,
 /// `haul ui`) reaches it as it goes: no restart, no new request.
 @Suite struct ManagerRateLimitTests {
-  /// 2 MB from a server that sends 4 MB/s (0.5 s), held to 250 kB/s once progress showed
+  /// 2 MB from a server that sends 2 MB/s (1 s), held to 250 kB/s once progress showed
   /// 300 kB. What is left then takes at least its size at 250 kB/s, less 500 kB for the bytes
   /// that arrived before the change reached the transfer (a lower bound, never flaky).
   @Test func aLowerLimitReachesTheRunningDownload() async throws {
     let fixture = try ManagerFixture()
-    let body = fixture.serve("/r", size: 2_000_000, seed: 61, bytesPerSecond: 4_000_000)
+    let body = fixture.serve("/r", size: 2_000_000, seed: 61, bytesPerSecond: 2_000_000)
     let manager = try fixture.open()
     let log = EventLog(manager)
     let id = try await manager.add(
