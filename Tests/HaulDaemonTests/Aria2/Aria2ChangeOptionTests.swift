@@ -45,36 +45,36 @@ import Testing
   }
 
   /// `max-download-limit` changed on an active download reaches it as it goes, as in aria2: no
-  /// restart, no new request. 3 MB from a server that sends 1 MB/s (3 s: room for slow calls
-  /// under the sanitizers), held to 500 KiB/s once 300 kB arrived: what is left after the
-  /// change was answered takes at least its size at that rate, less 500 kB of slack (a lower
-  /// bound, never flaky).
+  /// restart, no new request. The server sends 200 kB/s until the limit is set to 250 KiB/s,
+  /// then 8 MB/s: what it had not sent by then (at least) takes its size at that rate, less
+  /// one receive buffer (1 MiB: the chunk taken last) and one burst. A lower bound, never
+  /// flaky, however slow the calls; without the limit the rest takes a tenth of a second.
   @Test func aDownloadLimitReachesAnActiveDownload() async throws {
     let fixture = try await DaemonFixture()
-    let body = fixture.serve("/a.bin", size: 3_000_000, seed: 12, bytesPerSecond: 1_000_000)
+    let body = fixture.serve("/a.bin", size: 2_000_000, seed: 12, bytesPerSecond: 200_000)
     let gid = try await fixture.call(
       "aria2.addUri", [[.string(fixture.server.url("/a.bin"))], ["split": "1"]])
     var held: Int64 = 0
     let deadline = ContinuousClock.now + .seconds(60)
-    while held < 300_000, ContinuousClock.now < deadline {
+    while held < 100_000, ContinuousClock.now < deadline {
       let status = try await fixture.call("aria2.tellStatus", [gid, ["completedLength"]])
       held = status["completedLength"]?.string.flatMap { Int64($0) } ?? 0
       try await Task.sleep(for: .milliseconds(10))
     }
-    #expect(try await fixture.call("aria2.changeOption", [gid, ["max-download-limit": "500K"]]) == "OK")
+    #expect(try await fixture.call("aria2.changeOption", [gid, ["max-download-limit": "250K"]]) == "OK")
+    fixture.server.updateFaults("/a.bin") { $0.bytesPerSecond = 8_000_000 }
+    let sent = fixture.server.bodyBytesSent(for: "/a.bin")
     let changed = ContinuousClock.now
-    let answered = try await fixture.call("aria2.tellStatus", [gid, ["completedLength"]])
-    held = answered["completedLength"]?.string.flatMap { Int64($0) } ?? held
     let done = try await fixture.waitFor(gid.string ?? "", status: "complete")
     let ended = ContinuousClock.now
     let options = try await fixture.call("aria2.getOption", [gid])
     await fixture.stop()
     #expect(done["status"] == "complete")
     #expect(fixture.contents("a.bin") == body)
-    #expect(options["max-download-limit"] == "512000")
+    #expect(options["max-download-limit"] == "256000")
     #expect(fixture.server.requests(for: "/a.bin").count == 1, "restarted")
-    let left = Double(3_000_000 - held - 500_000)
-    #expect(left > 0, "changed only at \(held) bytes")
-    #expect(ended - changed > .seconds(left / 512_000), "changed at \(held) bytes")
+    let left = Double(2_000_000 - sent - (1 << 20) - 25_600)
+    #expect(left > 0, "changed only at \(sent) bytes sent")
+    #expect(ended - changed > .seconds(left / 256_000), "changed at \(sent) bytes sent")
   }
 }

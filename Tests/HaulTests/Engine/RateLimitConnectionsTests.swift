@@ -82,26 +82,28 @@ import Testing
     #expect(seen.after >= 4 && seen.atFiveMB >= 4, "\(seen)")
   }
 
-  /// The download's own limit lowered while it runs holds from then on: 2 MB from a server
-  /// that sends 2 MB/s (1 s), held to 250 kB/s once progress showed 500 kB. What is left
-  /// then takes at least its size at 250 kB/s, less 300 kB for the bytes that arrived before
-  /// the change reached the transfer and one burst (a lower bound, never flaky). One
+  /// The download's own limit lowered while it runs holds from then on. The server sends
+  /// 200 kB/s until the limit is set to 250 kB/s, then 8 MB/s: what it had not sent by then
+  /// (at least) takes its size at 250 kB/s, less one receive buffer (1 MiB: the chunk taken
+  /// last, whose debt is never waited out) and one burst. A lower bound, never flaky, however
+  /// late the progress event comes; without the limit the rest takes a tenth of a second. One
   /// connection: no new request, so the limit reached the transfer that was running.
   @Test func loweringTheOwnLimitHoldsAtOnce() async throws {
     let server = try TestServer()
     let body = TestResource.random(size: 2_000_000, seed: 142)
     server.setResource(
-      "/f", TestResource(body: body, etag: "\"r\"", faults: TestFaults(bytesPerSecond: 2_000_000)))
+      "/f", TestResource(body: body, etag: "\"r\"", faults: TestFaults(bytesPerSecond: 200_000)))
     let directory = try TemporaryDirectory()
-    let lowered = Locked<(bytes: Int64, at: ContinuousClock.Instant)?>(nil)
+    let lowered = Locked<(sent: Int, at: ContinuousClock.Instant)?>(nil)
     let outcome = try await DownloadTests.run(server.url("/f"), to: .file(directory.file("f"))) {
       event, download in
-      guard case .progress(let progress) = event, progress.bytes >= 500_000 else { return }
-      let first = lowered.withLock { lowered in
-        defer { lowered = lowered ?? (progress.bytes, .now) }
-        return lowered == nil
-      }
-      if first { #expect((try? download.setRateLimit(250_000)) != nil) }
+      guard case .progress(let progress) = event, progress.bytes >= 100_000,
+        lowered.withLock({ $0 == nil })
+      else { return }
+      #expect((try? download.setRateLimit(250_000)) != nil)
+      server.updateFaults("/f") { $0.bytesPerSecond = 8_000_000 }
+      let sent = server.bodyBytesSent(for: "/f")
+      lowered.withLock { $0 = (sent, .now) }
     }
     let ended = ContinuousClock.now
     #expect(outcome.error == nil)
@@ -110,9 +112,9 @@ import Testing
       #expect(same, "file bytes differ")
     }
     let change = try #require(lowered.withLock { $0 })
-    let left = Double(2_000_000 - change.bytes - 300_000)
-    #expect(left > 0, "lowered only at \(change.bytes) bytes")
-    #expect(ended - change.at > .seconds(left / 250_000), "lowered at \(change.bytes) bytes")
+    let left = Double(2_000_000 - change.sent - (1 << 20) - 25_000)
+    #expect(left > 0, "lowered only at \(change.sent) bytes sent")
+    #expect(ended - change.at > .seconds(left / 250_000), "lowered at \(change.sent) bytes sent")
     #expect(server.requests(for: "/f").count == 1)
   }
 }
