@@ -186,7 +186,8 @@ final class DownloadRun: Sendable {
   func tick() {
     let cap = RateLimiter.strictest(rateLimiters)
     handle { machine, now in
-      (machine.rateCap == cap ? [] : machine.rateLimitChanged(to: cap, now: now)) + machine.tick(now: now)
+      if machine.rateCap != cap { machine.rateLimitChanged(to: cap, now: now) }
+      return machine.tick(now: now)
     }
   }
 

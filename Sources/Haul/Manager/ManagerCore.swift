@@ -249,8 +249,7 @@ actor ManagerCore {
         let download = shared.withLock { $0.downloads[id] }
         download?.cancel(keepPartial: !reason.discards)
       case .setRateLimit(let id, let rate):
-        // Validated when the options were given. A run not registered yet reads the
-        // committed limit once it is (`start`).
+        // Validated when the options were given.
         let download = shared.withLock { $0.downloads[id] }
         try? download?.setRateLimit(rate)
       case .deleteFiles(let files): ManagerFiles.delete(files)
@@ -320,13 +319,12 @@ actor ManagerCore {
       return ended(record.id, .failed(error))
     }
     let id = record.id
-    let committedRate = shared.withLock { shared in
+    // Registered in the same turn of the actor as the claim, so no option change comes
+    // between the record claimed and the run `.setRateLimit` finds.
+    shared.withLock { shared in
       shared.downloads[id] = download
       shared.live[id] = LiveProgress(bytes: record.bytes, totalBytes: record.totalBytes, file: record.file)
-      return shared.machine.records[id].map(\.options.rateLimit)
     }
-    // A rate limit changed since the claim, before the run could be found by `.setRateLimit`.
-    if let committedRate, committedRate != options.rateLimit { try? download.setRateLimit(committedRate) }
     Task.detached { [self] in
       let forwarder = Task.detached { [self] in
         for await event in download.events { engineEvent(id, event) }

@@ -121,11 +121,11 @@ extension DownloadMachine {
   package var rateCap: Double? { controller.rateCap }
 
   /// The strictest rate limit changed while the download runs (a shared limit set from
-  /// elsewhere; the executor looks at every tick). Lifting it lets automatic mode add
-  /// connections within a second rather than at its next try, or never.
-  package mutating func rateLimitChanged(to bytesPerSecond: Double?, now: UInt64) -> [DownloadAction] {
+  /// elsewhere; the executor looks at every tick, and passes a change on before the tick).
+  /// Lifting it lets automatic mode add connections within a second rather than at its next
+  /// try, or never; the tick that follows adds them.
+  package mutating func rateLimitChanged(to bytesPerSecond: Double?, now: UInt64) {
     controller.changeRateCap(to: bytesPerSecond, now: now)
-    return addTransfersIfWanted(now: now)
   }
 
   // MARK: - Ends of transfers

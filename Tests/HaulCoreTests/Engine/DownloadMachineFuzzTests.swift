@@ -155,7 +155,7 @@ struct Simulation {
         let cap: Double? = steps % 20 == 0 ? nil : 1
         if machine.rateCap != cap {
           lifted = cap == nil
-          perform(machine.rateLimitChanged(to: cap, now: now))
+          machine.rateLimitChanged(to: cap, now: now)
         }
       }
       step()

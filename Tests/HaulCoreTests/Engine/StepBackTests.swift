@@ -89,7 +89,7 @@ import Testing
         }
         if now % (50 * ms) == 0 {
           let cap = limit(now)
-          if machine.rateCap != cap { perform(machine.rateLimitChanged(to: cap, now: now)) }
+          if machine.rateCap != cap { machine.rateLimitChanged(to: cap, now: now) }
           perform(machine.tick(now: now))
         }
         running.append(plans.count)
