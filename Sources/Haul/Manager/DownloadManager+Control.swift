@@ -159,6 +159,26 @@ extension DownloadManager {
       })
   }
 
+  /// Changes one download's own rate limit (nil: none), and nothing else of its options: a
+  /// running download takes it as it goes, without a restart; a waiting one at its next run.
+  ///
+  ///     try await manager.setRateLimit(500_000, of: id)  // 500 kB/s from now on
+  ///     try await manager.setRateLimit(nil, of: id)      // lifted
+  public func setRateLimit(_ bytesPerSecond: Int64?, of id: DownloadID) async throws(HaulError) {
+    if let bytesPerSecond, bytesPerSecond <= 0 {
+      throw HaulError(.invalidInput, "a download's rate limit must be positive (nil lifts it)")
+    }
+    try await core.perform { (shared) throws(HaulError) in
+      let record = try shared.machine.record(id)
+      var options = record.options
+      options.rateLimit = bytesPerSecond
+      // Secrets and memory stay as they are: only the limit differs.
+      return try shared.machine.change(
+        .options(id, options, secrets: record.secrets),
+        credentialsComplete: ManagerInput.hasCredentials(record, shared.secrets[id]), sameInMemory: true)
+    }
+  }
+
   /// A new URL for the same file (aria2's `changeUri`). Stored for the next run; a running
   /// download restarts at once. Whether the bytes held can be kept is the engine's identity
   /// check (size and validators must match), not this call's. A URL with a password gives a

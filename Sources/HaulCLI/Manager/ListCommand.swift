@@ -19,8 +19,8 @@ enum ListCommand {
       daemon has the catalog open (running downloads show what it last recorded, a few times a
       second, and the speed it measures now; without it, no speed; with --queue, a worker's speed
       while its last report is under \(Int(FleetJob.speedLifetime)) s old). --json prints one object per line: id, state,
-      bytes, total, fraction, bytes_per_second, file, url, error, error_category, hint,
-      queue_index, needs_credentials, sha256, added_at, finished_at.
+      bytes, total, fraction, bytes_per_second, rate_limit, file, url, error, error_category,
+      hint, queue_index, needs_credentials, sha256, added_at, finished_at.
       """,
     specs: ManagerCommand.table(["json", "help"]) + [
       ManagerCommand.catalogOption, ManagerCommand.queueOption,

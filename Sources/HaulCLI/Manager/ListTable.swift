@@ -167,6 +167,8 @@ struct ListTable {
       ("total", .optional(download.totalBytes)),
       ("fraction", .optional(download.fraction.map { JSONEventLine.rounded($0, places: 4) })),
       ("bytes_per_second", .double(JSONEventLine.rounded(speed ?? download.bytesPerSecond, places: 1))),
+      // The download's own limit; the overall one is the owner's (`haul ui` shows it).
+      ("rate_limit", .optional(download.rateLimit)),
       ("file", .optional(download.file?.path)),
       ("url", .string(download.url)),
       ("error", .optional(error?.message)),

@@ -48,6 +48,8 @@ public struct DownloadSnapshot: Sendable, Equatable, Identifiable {
   public let bytesPerSecond: Double
   /// Open connections while active.
   public let connections: Int
+  /// Its own rate limit, bytes per second (nil: none); the manager's overall limit applies too.
+  public let rateLimit: Int64?
   /// Why it failed (state `.failed`), why it waits (`.paused` for credentials), or the error a
   /// pause or cancel overtook. A complete download whose file was deleted or changed since is
   /// listed as `.failed` with an error that says so.
@@ -90,6 +92,7 @@ public struct DownloadSnapshot: Sendable, Equatable, Identifiable {
     totalBytes = live?.totalBytes ?? record.totalBytes
     bytesPerSecond = live?.bytesPerSecond ?? 0
     connections = live?.connections ?? 0
+    rateLimit = record.options.rateLimit
     self.error = error ?? record.error?.haulError
     self.queueIndex = queueIndex
     sha256 = record.sha256

@@ -258,6 +258,23 @@ struct ControlSocketTests {
     let failure = try #require(refused["failure"] as? [String: Any], "\(refused)")
     #expect((failure["message"] as? String)?.contains("at least one download") == true, "\(failure)")
 
+    // haul.rateLimit: one download's own limit, as it runs (the snapshot shows it), and lifted.
+    func ownLimit() throws -> Any? {
+      let snapshot = try #require(
+        try ok(#"{"jsonrpc":"2.0","id":6,"method":"haul.snapshot"}"#) as? [String: Any])
+      return (snapshot["downloads"] as? [[String: Any]])?.first?["rateLimit"]
+    }
+    #expect(try ownLimit() is NSNull)
+    _ = try ok(#"{"jsonrpc":"2.0","id":7,"method":"haul.rateLimit","params":["\#(id)",50000]}"#)
+    #expect(try ownLimit() as? Int == 50_000)
+    #expect(try await fixture.download(id)?["state"] == "active", "no restart through the queue")
+    let notRate = try #require(
+      try ok(#"{"jsonrpc":"2.0","id":8,"method":"haul.rateLimit","params":["\#(id)",0]}"#) as? [String: Any])
+    #expect(notRate["failure"] != nil, "\(notRate)")
+    #expect(try ownLimit() as? Int == 50_000, "a refused limit changes nothing")
+    _ = try ok(#"{"jsonrpc":"2.0","id":9,"method":"haul.rateLimit","params":["\#(id)",null]}"#)
+    #expect(try ownLimit() is NSNull)
+
     // haul.cancel: the download is removed (listed until forgotten); nothing is left to run.
     _ = try ok(#"{"jsonrpc":"2.0","id":5,"method":"haul.cancel","params":[["\#(id)"]]}"#)
     #expect(try await fixture.download(id)?["state"] == "removed")

@@ -98,6 +98,22 @@ struct UIAttachTests {
     }
     try await terminal.waitFor("3 downloads, 2 active", after: mark)
 
+    // l limits the selected (first) download in the runner, as it runs; L sets and lifts the
+    // runner's overall limit, which the title shows.
+    mark = terminal.mark
+    terminal.type("l")
+    try await terminal.waitFor("Rate limit of f0.bin (now none", after: mark)
+    terminal.type("100K\r")
+    try await terminal.waitFor("f0.bin limited to 100 KiB/s", after: mark)
+    let limited = try await fixture.download(ids[0])
+    #expect(
+      limited?["rate_limit"] == "102400" && limited?["state"] == "active", "\(String(describing: limited))")
+    terminal.type("L5M\r")
+    try await terminal.waitFor("limit 5.00 MiB/s", after: mark)
+    mark = terminal.mark
+    terminal.type("L0\r")
+    try await terminal.waitFor("overall rate limit lifted", after: mark)
+
     // c cancels the second in the runner.
     mark = terminal.mark
     terminal.type("j")

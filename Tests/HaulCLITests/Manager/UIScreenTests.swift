@@ -67,6 +67,21 @@ struct UIScreenTests {
     ([.suspend], [.suspend]),
     ([.character("+"), .character("h"), .suspend, .character("i"), .enter], [.suspend, .add(url: "hi")]),
     ([.character("d"), .suspend, .character("y")], [.suspend, .remove(a)]),
+    // Rate limits: the selected download's (l) and all together (L), as --limit-rate spells them.
+    (
+      [.character("l"), .character("5"), .character("0"), .character("0"), .character("K"), .enter],
+      [.limitRate(a, 512_000)]
+    ),
+    ([.character("j"), .character("l"), .character("0"), .enter], [.limitRate(b, nil)]),
+    ([.character("L"), .character("2"), .character("M"), .enter], [.limitOverallRate(2 << 20)]),
+    (
+      [.character("L"), .character("n"), .character("o"), .character("n"), .character("e"), .enter],
+      [.limitOverallRate(nil)]
+    ),
+    ([.character("l"), .character("x"), .enter, .character("p")], [.pause(a)]),
+    ([.character("l"), .character("-"), .character("1"), .enter], []),
+    ([.character("L"), .character("9"), .escape, .character("p")], [.pause(a)]),
+    ([.character("l"), .enter], []),
   ])
   func keysBecomeCommands(_ keys: [UIKey], _ commands: [UIState.Command]) {
     var state = UIState()
@@ -96,6 +111,8 @@ struct UIScreenTests {
     var empty = UIState()
     #expect(empty.handle(.character("p"), rows: [], visibleRows: 5) == [])
     #expect(empty.message == "no download selected: + adds one")
+    #expect(empty.handle(.character("l"), rows: [], visibleRows: 5) == [])
+    #expect(empty.mode == .browsing)
   }
 
   static let items = [
@@ -132,7 +149,7 @@ struct UIScreenTests {
       "  arch.iso               ━──────────────────  10%           -       -  failed  ",
       "",
       "",
-      "↑↓/jk move  p pause  r resume  c cancel…emove  + add URL  </> at a time  q quit",
+      "↑↓ move  p pause  r resume  c cancel  d rm  + add  </> jobs  l/L limit  q quit",
     ]
     #expect(plain(lines) == expected)
     #expect(lines[2].hasPrefix(UIScreen.reverse), "the selected row is highlighted")
@@ -168,6 +185,37 @@ struct UIScreenTests {
     #expect(message([.character("+"), .character("h")]) == "Add URL (Enter adds, Esc cancels): h_")
     #expect(message([.character("d")]) == "Remove ubuntu.iso? Its files stay. y: remove, other keys: keep")
     #expect(message([.character("d"), .character("x")]) == "nothing removed")
+    #expect(
+      message([.character("l"), .character("2")])
+        == "Rate limit of ubuntu.iso (now none; 500K, 2M, 0 lifts it): 2_")
+    #expect(
+      message([.character("l"), .character("x"), .enter])
+        == "'x' is not a rate (500K, 2M; 0 lifts the limit): no limit changed")
+    #expect(message([.character("L"), .escape]) == "no limit changed")
+  }
+
+  @Test func limitsShowInTheTitleThePromptAndTheSelectedRow() {
+    let screen = UIScreen(size: TerminalSize(columns: 100, rows: 7))
+    var items = Self.items
+    items[1].rateLimit = 512_000
+    var summary = Self.summary
+    summary.overallRateLimit = 2 << 20
+    func lines(_ keys: [UIKey]) -> [String] {
+      var state = UIState()
+      for key in keys { _ = state.handle(key, rows: items.map { $0.row }, visibleRows: screen.visibleRows) }
+      return plain(screen.lines(items: items, state: state, summary: summary))
+    }
+    #expect(lines([])[0].hasSuffix("3 downloads, 1 active, 4.00 MiB/s, 4 at a time, limit 2.00 MiB/s"))
+    #expect(lines([.down])[5] == "debian.iso: limited to 500 KiB/s (l changes it)")
+    #expect(
+      lines([.down, .character("l")])[5]
+        == "Rate limit of debian.iso (now 500 KiB/s; 500K, 2M, 0 lifts it): _")
+    #expect(
+      lines([.character("L")])[5]
+        == "Rate limit of all downloads together (now 2.00 MiB/s; 500K, 2M, 0 lifts it): _")
+    // A failed download's reason comes before its limit.
+    items[2].rateLimit = 1000
+    #expect(lines([.end])[5] == "arch.iso: the server answered 404 Not Found")
   }
 
   @Test func attachedToAnOwnerTheTitleNamesItAndANoticeComesFirst() {
@@ -191,8 +239,8 @@ struct UIScreenTests {
       downloads: [
         .init(
           id: Self.a, url: "https://example.org/dir/ubuntu.iso", file: "/home/me/ubuntu.iso", state: .active,
-          bytes: 1 << 30, totalBytes: 4 << 30, bytesPerSecond: 1.5e6, connections: 2, queueIndex: nil,
-          error: nil, needsCredentials: false),
+          bytes: 1 << 30, totalBytes: 4 << 30, bytesPerSecond: 1.5e6, connections: 2, rateLimit: 250_000,
+          queueIndex: nil, error: nil, needsCredentials: false),
         .init(
           id: Self.b, url: "https://example.org/debian.iso", file: nil, state: .paused, bytes: 0,
           totalBytes: nil, bytesPerSecond: 0, connections: 0, queueIndex: 0, error: nil,
@@ -210,6 +258,7 @@ struct UIScreenTests {
     // An unnamed download is shown by the name `--auto-rename` gave it, before the URL's.
     #expect(items.map(\.name) == ["ubuntu.iso", "debian.1.iso", "arch.iso"])
     #expect(items[0].bytesPerSecond == 1.5e6 && items[0].totalBytes == 4 << 30)
+    #expect(items[0].rateLimit == 250_000 && items[1].rateLimit == nil)
     #expect(items[1].problem == "it needs its credentials again (haul add it anew)")
     #expect(items[2].problem == "the server answered 404 Not Found")
     #expect(throws: HaulError.self) { try ControlSnapshot(json: ["downloads": []]) }

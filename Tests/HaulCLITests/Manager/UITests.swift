@@ -42,6 +42,20 @@ struct UITests {
     try await terminal.waitFor("resumed f1.bin", after: mark)
     #expect(["queued", "active"].contains(try await fixture.download(second)?["state"] ?? ""))
 
+    // l sets its own rate limit, L the overall one (the title shows it); kept in the catalog.
+    mark = terminal.mark
+    terminal.type("l")
+    try await terminal.waitFor("Rate limit of f1.bin (now none", after: mark)
+    terminal.type("300K\r")
+    try await terminal.waitFor("f1.bin limited to 300 KiB/s", after: mark)
+    #expect(try await fixture.download(second)?["rate_limit"] == "307200")
+    mark = terminal.mark
+    terminal.type("L")
+    try await terminal.waitFor("Rate limit of all downloads together (now none", after: mark)
+    terminal.type("1M\r")
+    try await terminal.waitFor("all downloads limited to 1.00 MiB/s together", after: mark)
+    try await terminal.waitFor("limit 1.00 MiB/s", after: mark)
+
     // Up arrow, then p pauses the first.
     mark = terminal.mark
     terminal.type("\u{1B}[A")

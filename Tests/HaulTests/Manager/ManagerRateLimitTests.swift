@@ -12,7 +12,9 @@ import Testing
   /// then 8 MB/s: what it had not sent by then (at least) takes its size at 250 kB/s, less one
   /// receive buffer (1 MiB: the chunk taken last) and one burst. A lower bound, never flaky,
   /// however late events come; without the limit the rest takes a tenth of a second.
-  @Test func aLowerLimitReachesTheRunningDownload() async throws {
+  /// `changeOptions` with only the limit changed, or `setRateLimit`: the same path.
+  @Test(arguments: [false, true])
+  func aLowerLimitReachesTheRunningDownload(alone: Bool) async throws {
     let fixture = try ManagerFixture()
     let body = fixture.serve("/r", size: 2_000_000, seed: 61, bytesPerSecond: 200_000)
     let manager = try fixture.open()
@@ -25,9 +27,13 @@ import Testing
         guard case .progress(id, let progress) = event else { return false }
         return progress.bytes >= 100_000
       })
-    var options = try manager.options(of: id).options
-    options.rateLimit = 250_000
-    try await manager.changeOptions(id, to: options)
+    if alone {
+      try await manager.setRateLimit(250_000, of: id)
+    } else {
+      var options = try manager.options(of: id).options
+      options.rateLimit = 250_000
+      try await manager.changeOptions(id, to: options)
+    }
     fixture.server.updateFaults("/r") { $0.bytesPerSecond = 8_000_000 }
     let sent = fixture.server.bodyBytesSent(for: "/r")
     let changed = ContinuousClock.now
@@ -42,6 +48,37 @@ import Testing
     let left = Double(2_000_000 - sent - (1 << 20) - 25_000)
     #expect(left > 0, "changed only at \(sent) bytes sent")
     #expect(ended - changed > .seconds(left / 250_000), "changed at \(sent) bytes sent")
+    await manager.close()
+  }
+
+  /// A waiting download keeps the limit for its run and lists it; a limit that is not positive
+  /// is refused and changes nothing; nil lifts it. Its other options stay as they were.
+  @Test func setRateLimitChangesOnlyTheLimit() async throws {
+    let fixture = try ManagerFixture()
+    _ = fixture.serve("/w", size: 1000, seed: 62)
+    let manager = try fixture.open()
+    var options = DownloadManagerTests.oneConnection()
+    options.headers = [(name: "X-Kept", value: "yes")]
+    let id = try await manager.add(
+      fixture.server.url("/w"), to: .directory(fixture.downloads), options: options)
+    try await manager.pause(id)
+    try await manager.setRateLimit(300_000, of: id)
+    #expect(manager.download(id)?.rateLimit == 300_000)
+    #expect(manager.download(id)?.state == .paused)
+    var expected = StoredOptions.split(try manager.options(of: id).options).0
+    #expect(
+      expected.headers == [StoredOptions.Header(name: "X-Kept", value: "yes")] && expected.connections == 1)
+    for refused: Int64 in [0, -5] {
+      await #expect(throws: HaulError.self) { try await manager.setRateLimit(refused, of: id) }
+    }
+    #expect(manager.download(id)?.rateLimit == 300_000)
+    try await manager.setRateLimit(nil, of: id)
+    expected.rateLimit = nil
+    #expect(StoredOptions.split(try manager.options(of: id).options).0 == expected)
+    #expect(manager.download(id)?.rateLimit == nil)
+    await #expect(throws: HaulError.self) {
+      try await manager.setRateLimit(1, of: DownloadID("0000000000000001")!)
+    }
     await manager.close()
   }
 }

@@ -25,6 +25,8 @@ enum ControlMethods {
   /// `[{"maxConcurrent": N, "overallRateLimit": BYTES|null}]`, each member optional: changes
   /// those given; answers both as they are then (`[{}]` only reads them).
   static let limits = "haul.limits"
+  /// `[ID, BYTES|null]`: one download's own rate limit (null lifts it), changed as it runs.
+  static let rateLimit = "haul.rateLimit"
 
   /// The methods on `manager`.
   static func methods(_ manager: DownloadManager) -> [RPCMethod] {
@@ -97,6 +99,18 @@ enum ControlMethods {
             "maxConcurrent": .integer(Int64(manager.maxConcurrentDownloads)),
             "overallRateLimit": manager.overallRateLimit.map(JSONValue.integer) ?? .null,
           ]
+        }
+      },
+      RPCMethod(rateLimit) { params in
+        let text = try params.requiredString(at: 0)
+        guard let id = DownloadID(text) else { throw RPCError("haul: '\(text)' is not a download id") }
+        let value = params.values.count > 1 ? params.values[1] : .null
+        guard value == .null || value.integer != nil else {
+          throw RPCError("haul: a rate limit must be an integer or null")
+        }
+        return await outcome { () throws(HaulError) in
+          try await manager.setRateLimit(value.integer, of: id)
+          return .null
         }
       },
       RPCMethod(remove) { params in

@@ -9,7 +9,7 @@ import HaulRPC
 /// ```json
 /// {"downloads": [{"id": "2089b05ecca3d829", "url": "https://…/a.iso", "file": "/home/me/a.iso",
 ///   "state": "active", "bytes": 1048576, "totalBytes": 4194304, "bytesPerSecond": 52428.8,
-///   "connections": 1, "queueIndex": null, "error": null, "needsCredentials": false}],
+///   "connections": 1, "rateLimit": null, "queueIndex": null, "error": null, "needsCredentials": false}],
 ///  "statistics": {"active": 1, "waiting": 0, "stopped": 0, "bytesPerSecond": 52428.8,
 ///   "maxConcurrent": 4, "overallRateLimit": null}}
 /// ```
@@ -26,6 +26,8 @@ struct ControlSnapshot: Equatable, Sendable {
     /// Receive speed while active (0 otherwise).
     var bytesPerSecond: Double
     var connections: Int
+    /// Its own rate limit (nil: none).
+    var rateLimit: Int64? = nil
     var queueIndex: Int?
     var error: HaulError?
     var needsCredentials: Bool
@@ -63,7 +65,8 @@ struct ControlSnapshot: Equatable, Sendable {
         Download(
           id: download.id, url: download.url, file: download.file?.path, state: download.state,
           bytes: download.bytes, totalBytes: download.totalBytes, bytesPerSecond: download.bytesPerSecond,
-          connections: download.connections, queueIndex: download.queueIndex, error: download.error,
+          connections: download.connections, rateLimit: download.rateLimit, queueIndex: download.queueIndex,
+          error: download.error,
           needsCredentials: download.needsCredentials, fallbackFileName: download.fallbackFileName)
       }, active: statistics.active, waiting: statistics.waiting, stopped: statistics.stopped,
       bytesPerSecond: statistics.bytesPerSecond, maxConcurrent: statistics.maxConcurrentDownloads,
@@ -79,6 +82,7 @@ struct ControlSnapshot: Equatable, Sendable {
         "bytes": .integer(download.bytes), "totalBytes": optional(download.totalBytes),
         "bytesPerSecond": .double(download.bytesPerSecond),
         "connections": .integer(Int64(download.connections)),
+        "rateLimit": optional(download.rateLimit),
         "queueIndex": optional(download.queueIndex.map(Int64.init)),
         "error": download.error.map(ControlCoding.json) ?? .null,
         "needsCredentials": .bool(download.needsCredentials),
@@ -122,6 +126,7 @@ struct ControlSnapshot: Equatable, Sendable {
           id: id, url: url, file: value["file"]?.string, state: state, bytes: bytes,
           totalBytes: value["totalBytes"]?.integer, bytesPerSecond: number(value["bytesPerSecond"]) ?? 0,
           connections: Int(clamping: value["connections"]?.integer ?? 0),
+          rateLimit: value["rateLimit"]?.integer,
           queueIndex: value["queueIndex"]?.integer.map { Int(clamping: $0) },
           error: value["error"].flatMap { $0 == .null ? nil : ControlCoding.error($0) },
           needsCredentials: value["needsCredentials"] == .bool(true),

@@ -15,6 +15,7 @@ struct UISnapshot: Equatable, Sendable {
   var active: Int
   var bytesPerSecond: Double
   var maxConcurrent: Int
+  var overallRateLimit: Int64? = nil
 }
 
 /// Where `haul ui` reads the downloads and sends what its keys do: the `DownloadManager` of this
@@ -35,6 +36,10 @@ protocol UIBackend: Sendable {
   func limits() async throws(HaulError) -> (maxConcurrent: Int, overallRateLimit: Int64?)
   /// Changes the limits given (nil: unchanged).
   func setLimits(maxConcurrent: Int?, overallRateLimit: Int64?) async throws(HaulError)
+  /// Changes the overall rate limit (nil lifts it).
+  func setOverallRateLimit(_ bytesPerSecond: Int64?) async throws(HaulError)
+  /// Changes a download's own rate limit (nil lifts it), as it runs.
+  func setRateLimit(_ bytesPerSecond: Int64?, of id: DownloadID) async throws(HaulError)
 }
 
 /// `haul ui` owns the catalog: its own manager.
@@ -50,7 +55,7 @@ struct UILocalBackend: UIBackend {
     return UISnapshot(
       items: snapshot.downloads.filter { $0.state != .removed }.map(UIScreen.Item.init),
       active: statistics.active, bytesPerSecond: statistics.bytesPerSecond,
-      maxConcurrent: statistics.maxConcurrentDownloads)
+      maxConcurrent: statistics.maxConcurrentDownloads, overallRateLimit: statistics.overallRateLimit)
   }
 
   func pause(_ id: DownloadID) async throws(HaulError) { try await manager.pause(id) }
@@ -72,6 +77,14 @@ struct UILocalBackend: UIBackend {
     if let maxConcurrent { try await manager.setMaxConcurrentDownloads(maxConcurrent) }
     if let overallRateLimit { try manager.setOverallRateLimit(overallRateLimit) }
   }
+
+  func setOverallRateLimit(_ bytesPerSecond: Int64?) async throws(HaulError) {
+    try manager.setOverallRateLimit(bytesPerSecond)
+  }
+
+  func setRateLimit(_ bytesPerSecond: Int64?, of id: DownloadID) async throws(HaulError) {
+    try await manager.setRateLimit(bytesPerSecond, of: id)
+  }
 }
 
 /// `haul ui` attached to the process that owns the catalog, through its control socket:
@@ -87,7 +100,8 @@ struct UIOwnerBackend: UIBackend {
     let snapshot = try ControlSnapshot(json: try await client.perform(ControlMethods.snapshot, []))
     return UISnapshot(
       items: snapshot.downloads.filter { $0.state != .removed }.map(UIScreen.Item.init),
-      active: snapshot.active, bytesPerSecond: snapshot.bytesPerSecond, maxConcurrent: snapshot.maxConcurrent)
+      active: snapshot.active, bytesPerSecond: snapshot.bytesPerSecond, maxConcurrent: snapshot.maxConcurrent,
+      overallRateLimit: snapshot.overallRateLimit)
   }
 
   func pause(_ id: DownloadID) async throws(HaulError) { try await change(ControlMethods.pause, id) }
@@ -117,6 +131,15 @@ struct UIOwnerBackend: UIBackend {
     if let maxConcurrent { changes["maxConcurrent"] = .integer(Int64(maxConcurrent)) }
     if let overallRateLimit { changes["overallRateLimit"] = .integer(overallRateLimit) }
     _ = try await limits(changes)
+  }
+
+  func setOverallRateLimit(_ bytesPerSecond: Int64?) async throws(HaulError) {
+    _ = try await limits(["overallRateLimit": bytesPerSecond.map(JSONValue.integer) ?? .null])
+  }
+
+  func setRateLimit(_ bytesPerSecond: Int64?, of id: DownloadID) async throws(HaulError) {
+    _ = try await client.perform(
+      ControlMethods.rateLimit, [.string(id.description), bytesPerSecond.map(JSONValue.integer) ?? .null])
   }
 
   private func limits(_ changes: JSONObject) async throws(HaulError) -> (

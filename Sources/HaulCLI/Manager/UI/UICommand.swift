@@ -9,10 +9,10 @@ import Haul
 
 /// `haul ui`: owns the catalog like `haul run` (and serves the other subcommands on its control
 /// socket), runs its downloads, and shows them full-screen: a row per download with a bar, speed,
-/// ETA and state, keys to move, pause, resume, cancel, remove, add a URL and change how many run
-/// at once. q leaves with everything saved; so do Ctrl-C, SIGTERM and SIGHUP (exit 130). Ctrl-Z
-/// (or SIGTSTP) gives the terminal back and stops the process; `fg` takes it again and redraws.
-/// The terminal is put back as it was on every way out.
+/// ETA and state, keys to move, pause, resume, cancel, remove, add a URL, change how many run
+/// at once and the rate limits. q leaves with everything saved; so do Ctrl-C, SIGTERM and SIGHUP
+/// (exit 130). Ctrl-Z (or SIGTSTP) gives the terminal back and stops the process; `fg` takes it
+/// again and redraws. The terminal is put back as it was on every way out.
 ///
 /// When another process owns the catalog (`haul run`, another `haul ui`, `haul daemon`), it
 /// attaches to that process through its control socket instead (`UIOwnerBackend`): the same
@@ -31,7 +31,8 @@ enum UICommand {
       A full-screen view of the catalog that runs its downloads, N at a time: a row per download
       with a progress bar, speed, ETA and state. Keys: up/down or j/k select, p pause, r resume,
       c cancel, d or Delete remove (asks first; files stay), + add a URL (into DIR, default .),
-      < and > run fewer or more at once, Ctrl-Z suspend (fg comes back), q quit. Everything
+      < and > run fewer or more at once, l limit the selected download's rate and L all
+      downloads' together (500K, 2M; 0 lifts it), Ctrl-Z suspend (fg comes back), q quit. Everything
       stays saved: haul ui or haul run again continues. While it runs, haul add, pause, resume
       and rm change what it does. When haul run, another haul ui or haul daemon owns the
       catalog, it shows that process's downloads and its keys act there (-j and --limit-rate
@@ -257,7 +258,9 @@ struct UISession {
   private func name(of command: UIState.Command) -> String {
     let id: DownloadID
     switch command {
-    case .pause(let given), .resume(let given), .cancel(let given), .remove(let given): id = given
+    case .pause(let given), .resume(let given), .cancel(let given), .remove(let given),
+      .limitRate(let given, _):
+      id = given
     default: return ""
     }
     return snapshot.items.first { $0.id == id }?.name ?? id.description
@@ -274,7 +277,8 @@ struct UISession {
     }
     let summary = UIScreen.Summary(
       catalog: catalog, active: snapshot.active, bytesPerSecond: snapshot.bytesPerSecond,
-      maxConcurrent: snapshot.maxConcurrent, owner: backend.ownerProcess, notice: notice)
+      maxConcurrent: snapshot.maxConcurrent, overallRateLimit: snapshot.overallRateLimit,
+      owner: backend.ownerProcess, notice: notice)
     let lines = screen.lines(items: items, state: state, summary: summary)
     let update = UIScreen.update(from: drawn, to: lines)
     if !update.isEmpty { terminal.write(update) }
@@ -385,6 +389,14 @@ final class UIWorker: Sendable {
         let wanted = min(64, max(1, limit + delta))
         try await backend.setLimits(maxConcurrent: wanted, overallRateLimit: nil)
         return "\(wanted) at a time"
+      case .limitRate(let id, let rate):
+        try await backend.setRateLimit(rate, of: id)
+        return rate.map { "\(name) limited to " + ByteQuantity.formatRate(Double($0)) }
+          ?? "\(name): rate limit lifted"
+      case .limitOverallRate(let rate):
+        try await backend.setOverallRateLimit(rate)
+        return rate.map { "all downloads limited to " + ByteQuantity.formatRate(Double($0)) + " together" }
+          ?? "overall rate limit lifted"
       case .quit, .suspend: return ""
       }
     } catch {

@@ -25,10 +25,12 @@ struct UIScreen {
     var bytesPerSecond: Double
     /// Why it failed or waits, shown on the message line when it is selected.
     var problem: String?
+    /// Its own rate limit, shown on the message line when it is selected.
+    var rateLimit: Int64?
 
     init(
       id: DownloadID, name: String, state: DownloadState, bytes: Int64, totalBytes: Int64?,
-      bytesPerSecond: Double, problem: String? = nil
+      bytesPerSecond: Double, problem: String? = nil, rateLimit: Int64? = nil
     ) {
       self.id = id
       self.name = name
@@ -37,6 +39,7 @@ struct UIScreen {
       self.totalBytes = totalBytes
       self.bytesPerSecond = bytesPerSecond
       self.problem = problem
+      self.rateLimit = rateLimit
     }
 
     init(_ download: DownloadSnapshot) {
@@ -44,7 +47,8 @@ struct UIScreen {
         id: download.id, name: ListTable.name(of: download), state: download.state, bytes: download.bytes,
         totalBytes: download.totalBytes,
         bytesPerSecond: download.state == .active ? download.bytesPerSecond : 0,
-        problem: Self.problem(download.error, needsCredentials: download.needsCredentials))
+        problem: Self.problem(download.error, needsCredentials: download.needsCredentials),
+        rateLimit: download.rateLimit)
     }
 
     /// A download of the catalog's owner (`haul.snapshot`).
@@ -55,7 +59,8 @@ struct UIScreen {
         state: download.state,
         bytes: download.bytes, totalBytes: download.totalBytes,
         bytesPerSecond: download.state == .active ? download.bytesPerSecond : 0,
-        problem: Self.problem(download.error, needsCredentials: download.needsCredentials))
+        problem: Self.problem(download.error, needsCredentials: download.needsCredentials),
+        rateLimit: download.rateLimit)
     }
 
     private static func problem(_ error: HaulError?, needsCredentials: Bool) -> String? {
@@ -72,19 +77,23 @@ struct UIScreen {
     var active: Int
     var bytesPerSecond: Double
     var maxConcurrent: Int
+    /// The limit over all downloads (nil: none).
+    var overallRateLimit: Int64?
     /// The process that owns the catalog, when `haul ui` is attached to another one.
     var owner: Int32?
     /// Said on the message line above anything else (the owner does not answer).
     var notice: String?
 
     init(
-      catalog: String, active: Int, bytesPerSecond: Double, maxConcurrent: Int, owner: Int32? = nil,
-      notice: String? = nil
+      catalog: String, active: Int, bytesPerSecond: Double, maxConcurrent: Int,
+      overallRateLimit: Int64? = nil,
+      owner: Int32? = nil, notice: String? = nil
     ) {
       self.catalog = catalog
       self.active = active
       self.bytesPerSecond = bytesPerSecond
       self.maxConcurrent = maxConcurrent
+      self.overallRateLimit = overallRateLimit
       self.owner = owner
       self.notice = notice
     }
@@ -95,7 +104,7 @@ struct UIScreen {
   static let plain = "\u{1B}[0m"
   static let minimumName = 12
   static let keysHelp =
-    "↑↓/jk move  p pause  r resume  c cancel  d remove  + add URL  </> at a time  q quit"
+    "↑↓ move  p pause  r resume  c cancel  d rm  + add  </> jobs  l/L limit  q quit"
 
   /// Lines above and below the rows.
   static let chrome = 4
@@ -123,7 +132,7 @@ struct UIScreen {
       lines.append(index == selected ? Self.reverse + pad(text) + Self.plain : text)
     }
     while lines.count < size.rows - 2 { lines.append("") }
-    lines.append(messageLine(items: items, selected: selected, state: state, notice: summary.notice))
+    lines.append(messageLine(items: items, selected: selected, state: state, summary: summary))
     lines.append(fit(Self.keysHelp))
     return lines
   }
@@ -132,6 +141,7 @@ struct UIScreen {
     let counts =
       "\(items.count) download\(items.count == 1 ? "" : "s"), \(summary.active) active, "
       + ByteQuantity.formatRate(summary.bytesPerSecond) + ", \(summary.maxConcurrent) at a time"
+      + (summary.overallRateLimit.map { ", limit " + ByteQuantity.formatRate(Double($0)) } ?? "")
     let room = usable - counts.count - 2
     guard room >= 10 else { return fit(counts) }
     let owner = summary.owner.map { "  (owned by process \($0))" } ?? ""
@@ -140,24 +150,47 @@ struct UIScreen {
       + counts
   }
 
-  private func messageLine(items: [Item], selected: Int?, state: UIState, notice: String?) -> String {
+  private func messageLine(items: [Item], selected: Int?, state: UIState, summary: Summary) -> String {
     switch state.mode {
     case .adding(let text):
-      let label = "Add URL (Enter adds, Esc cancels): "
-      let room = max(1, usable - label.count - 1)
-      let shown = ProgressLine.sanitize(text)
-      return label + (shown.count > room ? "…" + String(shown.suffix(room - 1)) : shown) + "_"
+      return typing("Add URL (Enter adds, Esc cancels): ", text)
+    case .limiting(let target, let text):
+      func label(_ whose: String, _ now: Int64?) -> String {
+        "Rate limit of " + whose + " (now " + rate(now) + "; 500K, 2M, 0 lifts it): "
+      }
+      switch target {
+      case .download(let id, let name):
+        let now = items.first { $0.id == id }?.rateLimit
+        return typing(label(ProgressLine.truncate(name, to: max(1, usable / 3)), now), text)
+      case .overall:
+        return typing(label("all downloads together", summary.overallRateLimit), text)
+      }
     case .confirmingRemoval(_, let name):
       let ending = "? Its files stay. y: remove, other keys: keep"
       return "Remove " + ProgressLine.truncate(name, to: max(1, usable - 7 - ending.count)) + ending
     case .browsing:
-      if let notice { return fit(ProgressLine.sanitize(notice)) }
+      if let notice = summary.notice { return fit(ProgressLine.sanitize(notice)) }
       if let message = state.message { return fit(ProgressLine.sanitize(message)) }
       if let selected, let problem = items[selected].problem {
         return fit(items[selected].name + ": " + problem)
       }
+      if let selected, let limit = items[selected].rateLimit {
+        return fit(items[selected].name + ": limited to " + rate(limit) + " (l changes it)")
+      }
       return ""
     }
+  }
+
+  /// A prompt and what was typed, its end shown when it is long, and the cursor.
+  private func typing(_ label: String, _ text: String) -> String {
+    let label = fit(label)
+    let room = max(1, usable - label.count - 1)
+    let shown = ProgressLine.sanitize(text)
+    return label + (shown.count > room ? "…" + String(shown.suffix(room - 1)) : shown) + "_"
+  }
+
+  private func rate(_ bytesPerSecond: Int64?) -> String {
+    bytesPerSecond.map { ByteQuantity.formatRate(Double($0)) } ?? "none"
   }
 
   private func fit(_ text: String) -> String { ProgressLine.truncate(text, to: usable) }

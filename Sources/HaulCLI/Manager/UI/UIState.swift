@@ -14,6 +14,15 @@ struct UIState: Equatable {
     case confirmingRemoval(DownloadID, name: String)
     /// The add prompt and what was typed so far.
     case adding(String)
+    /// The rate limit prompt and what was typed so far.
+    case limiting(LimitTarget, String)
+  }
+
+  /// Whose rate limit the prompt sets.
+  enum LimitTarget: Equatable {
+    case download(DownloadID, name: String)
+    /// The manager's limit over all downloads.
+    case overall
   }
 
   /// A command for the manager.
@@ -25,6 +34,10 @@ struct UIState: Equatable {
     case add(url: String)
     /// Change the limit on concurrent downloads by this much (at least 1 stays).
     case changeConcurrency(by: Int)
+    /// Set a download's own rate limit (nil lifts it).
+    case limitRate(DownloadID, Int64?)
+    /// Set the overall rate limit (nil lifts it).
+    case limitOverallRate(Int64?)
     /// Leave, everything saved; `interrupted` for Ctrl-C.
     case quit(interrupted: Bool)
     /// Ctrl-Z: stop the process as SIGTSTP does, the terminal put back until it continues.
@@ -83,7 +96,13 @@ struct UIState: Equatable {
       if key == .character("y") || key == .character("Y") { return [.remove(id)] }
       message = "nothing removed"
       return []
-    case .adding(let text): return prompt(key, text)
+    case .adding(let text):
+      guard let url = edit(key, text, editing: { .adding($0) }, cancelled: "nothing added") else { return [] }
+      return [.add(url: url)]
+    case .limiting(let target, let text):
+      guard let typed = edit(key, text, editing: { .limiting(target, $0) }, cancelled: "no limit changed")
+      else { return [] }
+      return limit(target, typed)
     }
   }
 
@@ -111,7 +130,10 @@ struct UIState: Equatable {
       message = nil
     case .character("<"), .character("-"): return [.changeConcurrency(by: -1)]
     case .character(">"), .character("="): return [.changeConcurrency(by: 1)]
-    case .character("p"), .character("r"), .character("c"), .character("d"), .delete:
+    case .character("L"):
+      mode = .limiting(.overall, "")
+      message = nil
+    case .character("p"), .character("r"), .character("c"), .character("d"), .delete, .character("l"):
       guard let index else {
         message = "no download selected: + adds one"
         return []
@@ -122,6 +144,7 @@ struct UIState: Equatable {
       case .character("p"): return [.pause(row.id)]
       case .character("r"): return [.resume(row.id)]
       case .character("c"): return [.cancel(row.id)]
+      case .character("l"): mode = .limiting(.download(row.id, name: row.name), "")
       default: mode = .confirmingRemoval(row.id, name: row.name)
       }
     default: break
@@ -129,25 +152,46 @@ struct UIState: Equatable {
     return []
   }
 
-  private mutating func prompt(_ key: UIKey, _ text: String) -> [Command] {
+  /// A key on a line being typed: the trimmed text when Enter ends it (and it is not empty);
+  /// Esc or an empty line leaves with `cancelled`.
+  private mutating func edit(_ key: UIKey, _ text: String, editing: (String) -> Mode, cancelled: String)
+    -> String?
+  {
     switch key {
     case .escape:
       mode = .browsing
-      message = "nothing added"
+      message = cancelled
     case .enter:
       mode = .browsing
-      let url = text.trimmingWhitespace()
-      guard !url.isEmpty else {
-        message = "nothing added"
-        return []
+      let typed = text.trimmingWhitespace()
+      guard !typed.isEmpty else {
+        message = cancelled
+        return nil
       }
-      return [.add(url: url)]
+      return typed
     case .backspace:
-      mode = .adding(String(text.dropLast()))
+      mode = editing(String(text.dropLast()))
     case .character(let character) where text.utf8.count < Self.longestURL:
-      mode = .adding(text + String(character))
+      mode = editing(text + String(character))
     default: break
     }
-    return []
+    return nil
+  }
+
+  /// What a typed rate sets: `500K`, `2M` (as `--limit-rate`); `0` or `none` lifts the limit.
+  private mutating func limit(_ target: LimitTarget, _ typed: String) -> [Command] {
+    let rate: Int64?
+    if typed == "0" || typed.lowercased() == "none" {
+      rate = nil
+    } else if let parsed = CommandLineOptions.parseRate(typed) {
+      rate = parsed
+    } else {
+      message = "'\(typed)' is not a rate (500K, 2M; 0 lifts the limit): no limit changed"
+      return []
+    }
+    switch target {
+    case .download(let id, _): return [.limitRate(id, rate)]
+    case .overall: return [.limitOverallRate(rate)]
+    }
   }
 }
