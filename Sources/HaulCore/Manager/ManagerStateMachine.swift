@@ -244,7 +244,9 @@ package struct ManagerStateMachine: Sendable {
   private mutating func schedule() -> [Action] {
     guard !holding, !closing, pendingClaim == nil else { return [] }
     let free = limit - runs.count
-    let claimable = queued.count { runs[$0] == nil }
+    // Walks the runs, not the queue: a queue of thousands is scheduled on every event. A queued
+    // download whose run has not ended yet (stopped to restart) cannot be claimed.
+    let claimable = queued.count - runs.keys.count { queued.contains($0) }
     let count = min(free, claimable)
     guard count > 0 else { return [] }
     pendingClaim = count
@@ -261,9 +263,15 @@ package struct ManagerStateMachine: Sendable {
       remove(id)
     default:
       guard var record = records[change.id] else { return }
+      let position = record.position
       change.apply(to: &record)
-      remove(change.id)
-      insert(record)
+      records[record.id] = record
+      // Most changes keep the place: the order (a sorted array) is left as it is then.
+      if record.position != position {
+        order.remove(record.id, at: position)
+        order.insert(QueueOrder.Slot(position: record.position, id: record.id))
+      }
+      if record.state == .queued { queued.insert(record.id) } else { queued.remove(record.id) }
     }
   }
 
