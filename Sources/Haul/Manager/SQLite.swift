@@ -74,7 +74,23 @@ final class SQLiteConnection {
 
   /// Runs `body` in one write transaction (taken at once, so it cannot fail half way for a
   /// lock); rolls back if `body` or the commit fails.
-  func transaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+  ///
+  /// `durable: false` (WAL only): the commit returns before it is on disk (`synchronous =
+  /// NORMAL`, no fsync). The next durable commit syncs it with its own, and a crash before that
+  /// loses it whole, never part of it: WAL frames are replayed in order, up to the last valid
+  /// commit. For what a crash may lose (a claim, progress numbers), not for what it may not.
+  func transaction<T>(durable: Bool = true, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+    guard durable else {
+      try execute("PRAGMA synchronous = NORMAL")
+      do {
+        let result = try transaction(body)
+        try execute("PRAGMA synchronous = FULL")
+        return result
+      } catch {
+        _ = sqlite3_exec(db, "PRAGMA synchronous = FULL", nil, nil, nil)
+        throw error
+      }
+    }
     try execute("BEGIN IMMEDIATE")
     do {
       let result = try body()

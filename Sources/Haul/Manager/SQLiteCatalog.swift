@@ -8,7 +8,8 @@ import FoundationEssentials
 #endif
 
 /// The catalog of one process: an SQLite file in WAL mode with `synchronous = FULL` (every
-/// commit is on disk before it returns: a kill -9 or a power cut loses no committed change),
+/// commit is on disk before it returns: a kill -9 or a power cut loses no committed change;
+/// but claims and progress numbers, which a crash may lose, ride on the next commit's sync),
 /// its schema versioned by `PRAGMA user_version` with migrations, marked as Haul's by
 /// `PRAGMA application_id`, owned by one process at a time (`CatalogLock`).
 ///
@@ -293,7 +294,9 @@ final class SQLiteCatalog: DownloadCatalog {
   func claimNext(_ count: Int) throws(HaulError) -> [DownloadRecord] {
     guard count > 0 else { return [] }
     do {
-      return try connection.transaction { () throws(SQLiteError) in
+      // Not synced: a claim lost in a crash leaves the download queued, which is what the next
+      // launch makes of an active one anyway (`ManagerStateMachine.launch`).
+      return try connection.transaction(durable: false) { () throws(SQLiteError) in
         let select = try prepared(.runnable)
         try select.bind(.integer(Int64(count)))
         var decoder = RowDecoder()
@@ -316,7 +319,8 @@ final class SQLiteCatalog: DownloadCatalog {
   func recordProgress(_ progress: [ProgressRecord]) throws(HaulError) {
     guard !progress.isEmpty else { return }
     do {
-      try connection.transaction { () throws(SQLiteError) in
+      // Numbers for listing: the engine's state files are what resuming trusts.
+      try connection.transaction(durable: false) { () throws(SQLiteError) in
         let update = try prepared(.progress)
         for item in progress {
           try update.bind(

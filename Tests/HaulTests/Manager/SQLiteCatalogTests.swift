@@ -96,6 +96,29 @@ struct SQLiteCatalogTests {
     #expect(try catalog.list() == [Queue.record(1)])
   }
 
+  /// A transaction that need not be synced (a claim, progress numbers) commits with
+  /// `synchronous = NORMAL`, and every later commit is synced again, even after one that failed.
+  @Test func anUnsyncedTransactionLeavesTheNextOnesSynced() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try SQLiteConnection(
+      path: directory.file("t.sqlite").path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+    #expect(try connection.text("PRAGMA journal_mode = WAL") == "wal")
+    try connection.execute("PRAGMA synchronous = FULL; CREATE TABLE t (x INTEGER)")
+    let inside = try connection.transaction(durable: false) { () throws(SQLiteError) in
+      try connection.execute("INSERT INTO t VALUES (1)")
+      return try connection.text("PRAGMA synchronous")
+    }
+    #expect(inside == "1", "NORMAL while it commits")
+    #expect(try connection.text("PRAGMA synchronous") == "2", "FULL again")
+    #expect(throws: SQLiteError.self) {
+      try connection.transaction(durable: false) { () throws(SQLiteError) in
+        try connection.execute("INSERT INTO nowhere VALUES (1)")
+      }
+    }
+    #expect(try connection.text("PRAGMA synchronous") == "2", "FULL again after a failure")
+    #expect(try connection.text("SELECT count(*) FROM t") == "1")
+  }
+
   @Test func claimsTakeTheLowestQueuedPositionsOnceAndAReopenReleasesThem() throws {
     let directory = try TemporaryDirectory()
     let path = directory.file("c.sqlite").path
