@@ -26,6 +26,8 @@ struct ManagerShared: Sendable {
   var closing = false
   /// Actions decided while opening, carried out once the executor runs.
   var deferred: [ManagerStateMachine.Action] = []
+  /// Runs that ended and wait for the executor (`ManagerCore.runsEnded`).
+  var endedRuns: [(id: DownloadID, outcome: ManagerStateMachine.RunOutcome)] = []
 
   /// Whether memory holds every secret the download needs.
   func hasCredentials(_ record: DownloadRecord) -> Bool {
@@ -316,7 +318,7 @@ actor ManagerCore {
     do {
       download = try Download(url: url, to: destination, options: options)
     } catch {
-      return ended(record.id, .failed(error))
+      return ended([(record.id, .failed(error))])
     }
     let id = record.id
     // Registered in the same turn of the actor as the claim, so no option change comes
@@ -336,17 +338,51 @@ actor ManagerCore {
         outcome = error.category == .interrupted ? .stopped : .failed(error)
       }
       await forwarder.value
-      await runEnded(id, outcome)
+      // The first end since the executor last took them asks it to; later ones join it.
+      let first = shared.withLock { shared in
+        shared.endedRuns.append((id, outcome))
+        return shared.endedRuns.count == 1
+      }
+      if first { await runsEnded() }
     }
     return []
   }
 
-  func runEnded(_ id: DownloadID, _ outcome: ManagerStateMachine.RunOutcome) {
-    carryOut(ended(id, outcome))
+  /// Carries out the ends of runs gathered since the last call, with one commit for them all:
+  /// runs that end while the catalog syncs go together into the next commit (with many short
+  /// downloads, one sync serves several), and the slots they free are claimed at once.
+  func runsEnded() {
+    let ends = shared.withLock { shared in
+      defer { shared.endedRuns = [] }
+      return shared.endedRuns
+    }
+    guard !ends.isEmpty else { return }
+    carryOut(ended(ends))
   }
 
-  private func ended(_ id: DownloadID, _ outcome: ManagerStateMachine.RunOutcome) -> [Action] {
+  private func ended(_ ends: [(id: DownloadID, outcome: ManagerStateMachine.RunOutcome)]) -> [Action] {
     let now = Date().timeIntervalSince1970
+    var transitions = ends.map { transition($0.id, $0.outcome, now: now) }
+    // The runs are over whether or not this is saved. What the catalog refuses (its disk full)
+    // is kept and saved later, so that a failure is not listed as active, then queued.
+    if let catalog {
+      do throws(HaulError) {
+        try save(transitions.flatMap(\.changes), to: catalog)
+      } catch {
+        unsaved += transitions.flatMap(\.changes)
+        saveUnsaved(after: 1)
+        for index in transitions.indices {
+          transitions[index].actions = transitions[index].actions.map { Self.telling($0, unsaved: error) }
+        }
+      }
+    }
+    return shared.withLock { $0.machine.apply(transitions) }
+  }
+
+  /// What the end of one run changes, not applied yet.
+  private func transition(_ id: DownloadID, _ outcome: ManagerStateMachine.RunOutcome, now: Double)
+    -> Transition
+  {
     var progress = shared.withLock { shared in
       let live = shared.live.removeValue(forKey: id)
       shared.downloads[id] = nil
@@ -363,19 +399,7 @@ actor ManagerCore {
       progress.bytes = saved?.bytes ?? 0
       progress.totalBytes = saved?.totalBytes ?? progress.totalBytes
     }
-    var transition = shared.withLock { $0.machine.runEnded(id, outcome, progress: progress, now: now) }
-    // The run is over whether or not this is saved. What the catalog refuses (its disk full) is
-    // kept and saved later, so that a failure is not listed as active, then queued.
-    if let catalog {
-      do throws(HaulError) {
-        try save(transition.changes, to: catalog)
-      } catch {
-        unsaved += transition.changes
-        saveUnsaved(after: 1)
-        transition.actions = transition.actions.map { Self.telling($0, unsaved: error) }
-      }
-    }
-    return shared.withLock { $0.machine.apply(transition) }
+    return shared.withLock { $0.machine.runEnded(id, outcome, progress: progress, now: now) }
   }
 
   /// A failure's notice with a hint that the catalog has not recorded it yet.

@@ -189,15 +189,25 @@ package struct ManagerStateMachine: Sendable {
 
   /// Applies a committed transition; returns what to do now, claims included.
   package mutating func apply(_ transition: Transition) -> [Action] {
-    if let id = transition.endsRun {
-      runs[id] = nil
-      orphans[id] = nil
+    apply([transition])
+  }
+
+  /// Applies transitions committed together (the ends of runs that ended while the catalog
+  /// was busy), in order; the free slots are claimed once, after all of them.
+  package mutating func apply(_ transitions: [Transition]) -> [Action] {
+    var actions: [Action] = []
+    for transition in transitions {
+      if let id = transition.endsRun {
+        runs[id] = nil
+        orphans[id] = nil
+      }
+      for change in transition.changes { apply(change) }
+      for case .stop(let id, let reason) in transition.actions where runs[id] != nil {
+        runs[id] = .stopping(reason)
+      }
+      actions += transition.actions
     }
-    for change in transition.changes { apply(change) }
-    for case .stop(let id, let reason) in transition.actions where runs[id] != nil {
-      runs[id] = .stopping(reason)
-    }
-    return transition.actions + schedule()
+    return actions + schedule()
   }
 
   /// The catalog granted these downloads (marked active): run them.

@@ -317,6 +317,25 @@ struct ManagerStateMachineTests {
     #expect(machine.records[Queue.id(1)]?.state == .queued, "released for the next launch")
   }
 
+  /// Runs that end while the catalog is busy are committed and applied together: the slots
+  /// they free are claimed once, for all of them, after each run's notice.
+  @Test func runsEndedTogetherAreClaimedForOnce() {
+    var machine = Queue.machine([.queued, .queued, .queued, .queued, .queued], limit: 2)
+    _ = Queue.run(&machine, machine.launch(.resume))
+    let ends = [1, 2].map { number in
+      machine.runEnded(
+        Queue.id(number), .completed(Queue.result(number)), progress: Queue.progress(number), now: 1)
+    }
+    let actions = machine.apply(ends)
+    #expect(
+      actions == [
+        .notify(.completed(Queue.id(1), Queue.result(1))), .notify(.completed(Queue.id(2), Queue.result(2))),
+        .claim(2),
+      ])
+    #expect(machine.runs.isEmpty && machine.records[Queue.id(2)]?.state == .complete)
+    #expect(Queue.started(machine.claimed([Queue.record(3), Queue.record(4)])) == [3, 4])
+  }
+
   @Test func aLoweredLimitLetsRunsFinishAndARaisedOneStartsMore() {
     var machine = Queue.machine([.queued, .queued, .queued, .queued], limit: 2)
     _ = Queue.run(&machine, machine.launch(.resume))
