@@ -65,7 +65,8 @@ public final class Download: Sendable {
     self.ownRateLimit = RateLimiter(bytesPerSecond: options.rateLimit)
   }
 
-  private static func validate(rateLimit: Int64?) throws(HaulError) {
+  /// A download's own rate limit: positive, or nil for none (options, `setRateLimit`, the manager).
+  static func validate(rateLimit: Int64?) throws(HaulError) {
     if let rateLimit, rateLimit <= 0 {
       throw HaulError(.invalidInput, "the rate limit must be positive")
     }

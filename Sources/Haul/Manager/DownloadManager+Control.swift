@@ -165,9 +165,7 @@ extension DownloadManager {
   ///     try await manager.setRateLimit(500_000, of: id)  // 500 kB/s from now on
   ///     try await manager.setRateLimit(nil, of: id)      // lifted
   public func setRateLimit(_ bytesPerSecond: Int64?, of id: DownloadID) async throws(HaulError) {
-    if let bytesPerSecond, bytesPerSecond <= 0 {
-      throw HaulError(.invalidInput, "a download's rate limit must be positive (nil lifts it)")
-    }
+    try Download.validate(rateLimit: bytesPerSecond)
     try await core.perform { (shared) throws(HaulError) in
       let record = try shared.machine.record(id)
       var options = record.options

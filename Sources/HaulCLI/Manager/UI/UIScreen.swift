@@ -141,7 +141,7 @@ struct UIScreen {
     let counts =
       "\(items.count) download\(items.count == 1 ? "" : "s"), \(summary.active) active, "
       + ByteQuantity.formatRate(summary.bytesPerSecond) + ", \(summary.maxConcurrent) at a time"
-      + (summary.overallRateLimit.map { ", limit " + ByteQuantity.formatRate(Double($0)) } ?? "")
+      + (summary.overallRateLimit.map { ", limit " + rate($0) } ?? "")
     let room = usable - counts.count - 2
     guard room >= 10 else { return fit(counts) }
     let owner = summary.owner.map { "  (owned by process \($0))" } ?? ""
