@@ -73,6 +73,12 @@ package struct ConnectionController: Sendable, Equatable {
   package var liftSettle: UInt64 = 400_000_000
 
   package private(set) var target = 1
+  /// The most connections the server took at once, after it declined another (a per-client
+  /// limit: `503`, `429`, a refused connection), and until when no more are asked for, in
+  /// either mode. Then more are tried again, as after a step back (`reprobeDelay`, doubling
+  /// after each decline): a decline may have been a passing overload too.
+  package private(set) var serverLimit: (count: Int, until: UInt64)?
+  private var declineDelay: UInt64?
   /// The rate an early step needs, as a multiple of the previous one: the share of a linear
   /// gain from the last step (1 → 4 connections: 2×).
   private var earlyGain = 4.0
@@ -98,6 +104,29 @@ package struct ConnectionController: Sendable, Equatable {
     lhs.mode == rhs.mode && lhs.target == rhs.target && lhs.growing == rhs.growing
       && lhs.previousRate == rhs.previousRate && lhs.previousTarget == rhs.previousTarget
       && lhs.nextProbe == rhs.nextProbe && lhs.rateCap == rhs.rateCap
+      && lhs.serverLimit?.count == rhs.serverLimit?.count
+      && lhs.serverLimit?.until == rhs.serverLimit?.until
+  }
+
+  /// The server declined a connection while `working` others delivered: no more than that
+  /// (never fewer than one) are added until a while later, and automatic mode stops growing
+  /// until then. `live`: the other connections still open, delivering or not yet answered;
+  /// they go on (the server may take them), so the target does not drop below them.
+  package mutating func connectionDeclined(working: Int, live: Int, now: UInt64) {
+    let delay = declineDelay ?? reprobeDelay
+    declineDelay = min(longestReprobeDelay, delay &* 2)
+    let limit = max(1, min(limit(at: now) ?? Int.max, working))
+    serverLimit = (limit, now &+ delay)
+    if case .automatic = mode {
+      growing = false
+      target = min(target, max(limit, live))
+      nextProbe = now &+ delay
+    }
+  }
+
+  /// The server's limit in force at `now`, if any.
+  package func limit(at now: UInt64) -> Int? {
+    serverLimit.flatMap { now < $0.until ? $0.count : nil }
   }
 
   /// The rate limit changed while the download runs (a limit shared with other downloads, set
@@ -125,7 +154,7 @@ package struct ConnectionController: Sendable, Equatable {
     answerLatency: UInt64? = nil
   ) -> Decision {
     guard rangesSupported else { return Decision(wanted: 1) }
-    let useful = max(1, maximumUseful)
+    let useful = max(1, min(maximumUseful, limit(at: now) ?? Int.max))
     let hold = Decision(wanted: min(target, useful))
     switch mode {
     case .fixed(let count):

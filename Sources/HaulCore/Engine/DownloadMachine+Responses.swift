@@ -92,6 +92,12 @@ extension DownloadMachine {
     case .restart(let reason):
       return .decided(.abort, checksRange: false, endRound(with: .restart(reason: reason), now: now))
     case .retry(let error, let retryAfter):
+      if [429, 503].contains(response.status), Self.delivering(round, besides: id) > 0 {
+        // An extra connection the server declined (a per-client limit): the others go on and
+        // take its range; no more are asked for.
+        declined(id, transfer, in: &round, now: now)
+        return .decided(.discard, checksRange: false, [])
+      }
       transfer.state = .retryLater(
         error, retryAfter: retryAfter.map { Double($0.delay(now: facts.unixTime)) })
       round.transfers[id] = transfer
@@ -105,6 +111,63 @@ extension DownloadMachine {
           underlying: ExpiredLink(status: response.status, heldBytes: heldBytes))
       }
       return .decided(.abort, checksRange: false, endRound(with: .failed(error), now: now))
+    }
+  }
+
+  /// A connection added to those delivering never delivered (`503`, `429`, refused, reset):
+  /// it ends without failing the round, takes no next range, and caps the connections at the
+  /// number delivering.
+  mutating func declined(_ id: TransferID, _ transfer: Transfer, in round: inout Round, now: UInt64) {
+    var transfer = transfer
+    transfer.state = .superseded
+    transfer.retired = true
+    round.transfers[id] = transfer
+    noteDeclined(id, in: round, now: now)
+    phase = .running(round)
+    if let segment = Self.segment(of: transfer) { giveBack(segment, in: round) }
+  }
+
+  /// Returns a declined connection's range to the plan, and to the transfer whose response
+  /// runs on into it (the one it was split from, usually), which then need not stop there.
+  mutating func giveBack(_ segment: Int, in round: Round) {
+    guard case .segmented(var planner) = layout, let start = planner.segment(segment)?.start else { return }
+    planner.release(segment)
+    for (_, transfer) in round.transfers where !transfer.retired {
+      // One still waiting for its head counts too: its response will run on as far.
+      let other: Int
+      switch transfer.state {
+      case .writingSegment(let segment): other = segment
+      case .awaitingHead:
+        guard case .segment(let segment, _, _, _) = transfer.plan.target else { continue }
+        other = segment
+      case .writingStream, .segmentFilled, .checkingOverlap, .retryLater, .superseded: continue
+      }
+      guard planner.segment(other)?.end == start else { continue }
+      let reach: Int64 =
+        switch transfer.plan.target {
+        case .segment(_, _, let end, _): end
+        case .stream, .checkFinished: planner.total
+        }
+      _ = planner.extend(other, upTo: reach)
+      break
+    }
+    layout = .segmented(planner)
+  }
+
+  /// Tells the controller the server declined transfer `id`.
+  mutating func noteDeclined(_ id: TransferID, in round: Round, now: UInt64) {
+    let live = round.transfers.count { $0.key != id && !$0.value.retired && $0.value.state != .superseded }
+    controller.connectionDeclined(working: Self.delivering(round, besides: id), live: live, now: now)
+  }
+
+  /// How many transfers of the round deliver bytes (their response accepted), other than `id`.
+  static func delivering(_ round: Round, besides id: TransferID) -> Int {
+    round.transfers.count { other in
+      guard other.key != id, !other.value.retired else { return false }
+      switch other.value.state {
+      case .writingStream, .writingSegment, .segmentFilled, .checkingOverlap: return true
+      case .awaitingHead, .retryLater, .superseded: return false
+      }
     }
   }
 

@@ -142,6 +142,16 @@ extension DownloadMachine {
     var actions: [DownloadAction] = []
     var refetch: RetryNotice?
     var mayContinue = false
+    // A connection added to those delivering that failed before its response: declined, as a
+    // `503` to it is (`declined`).
+    let declined =
+      transfer.state == .awaitingHead && round.state == .active
+      && failure.map(Self.isDeclinedConnection) == true
+      && Self.delivering(round, besides: id) > 0
+    if declined {
+      noteDeclined(id, in: round, now: now)
+      if let segment = Self.segment(of: transfer) { giveBack(segment, in: round) }
+    }
     switch layout {
     case .segmented(var planner):
       // Whatever its response was, the transfer's segment ends with it: its written part is
@@ -153,6 +163,7 @@ extension DownloadMachine {
       layout = .segmented(planner)
       mayContinue =
         Self.segment(of: transfer) != nil && (failure == nil || isFilled(transfer)) && !transfer.retired
+        && !declined
     case .stream(var stream) where stream.owner == id:
       stream.owner = nil
       stream.reserved = stream.written
@@ -168,7 +179,7 @@ extension DownloadMachine {
       digestFailures.append(mismatch.range)
       refetch = RetryNotice(attempt: 1, maxAttempts: 2, delay: 0, reason: mismatch.error(again: false))
     }
-    if case .active = round.state { actions += classify(transfer, failure: failure, now: now) }
+    if case .active = round.state, !declined { actions += classify(transfer, failure: failure, now: now) }
     // The round may have ended for all meanwhile.
     guard case .running(var current) = phase else { return actions }
     if case .active = current.state, mayContinue, current.failures == 0,
@@ -208,6 +219,18 @@ extension DownloadMachine {
     for id in surplus { round.transfers[id]?.retired = true }
     phase = .running(round)
     return [.cancelTransfers(surplus.sorted())]
+  }
+
+  /// Failures a server gives a connection it will not take (refused, or reset before any
+  /// answer). Not a time-out: that may be a slow network as well.
+  static func isDeclinedConnection(_ failure: TransportFailure) -> Bool {
+    switch failure.kind {
+    case .connect, .interrupted: true
+    case .timedOut, .cancelled, .other, .aborted, .resolve, .tls, .hostKey, .tooManyRedirects, .badURL,
+      .redirectRefused,
+      .malformedResponse:
+      false
+    }
   }
 
   /// The smallest half of a range a connection that finished its own may take over. Worth it

@@ -161,6 +161,17 @@ package struct SegmentPlanner: Sendable, Equatable {
     }
   }
 
+  /// Gives segment `id` the unassigned bytes right after it, up to `limit` (how far its
+  /// connection's response goes): a range split off for a connection the server then declined
+  /// goes back to the connection already sending it. Returns whether the segment grew.
+  package mutating func extend(_ id: Int, upTo limit: Int64) -> Bool {
+    guard let index = active.firstIndex(where: { $0.id == id }),
+      let gap = unassigned.first(where: { $0.start == active[index].end }), min(gap.end, limit) > gap.start
+    else { return false }
+    active[index].end = min(gap.end, limit)
+    return true
+  }
+
   /// Ends a segment: its written part becomes held, the rest unassigned again.
   package mutating func release(_ id: Int) {
     guard let index = active.firstIndex(where: { $0.id == id }) else { return }

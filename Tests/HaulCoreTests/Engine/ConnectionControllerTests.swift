@@ -264,3 +264,28 @@ import Testing
 }
 
 private func pow2(_ exponent: Int) -> Double { Double(1 << min(exponent, 30)) }
+
+extension ConnectionControllerTests {
+  /// Once the server declined a connection, neither mode asks for more than it took, even
+  /// when a rate limit is lifted, until `reprobeDelay` later; a second decline waits twice as long.
+  @Test func aDeclinedConnectionCapsBothModesForAWhile() {
+    var fixed = ConnectionController(mode: .fixed(8))
+    fixed.connectionDeclined(working: 2, live: 2, now: 0)
+    #expect(fixed.update(now: 1, bytes: 0, open: 2, rangesSupported: true, maximumUseful: 64).wanted == 2)
+    let later = fixed.reprobeDelay
+    #expect(fixed.update(now: later, bytes: 0, open: 2, rangesSupported: true, maximumUseful: 64).wanted == 8)
+    fixed.connectionDeclined(working: 0, live: 0, now: later)
+    #expect(fixed.serverLimit?.count == 1, "never fewer than one")
+    #expect(fixed.limit(at: later &+ 2 * fixed.reprobeDelay &- 1) == 1)
+    #expect(fixed.limit(at: later &+ 2 * fixed.reprobeDelay) == nil)
+
+    var automatic = Self.automatic(rateCap: 1e6)
+    let grown = Self.run(&automatic, ticks: 10) { open, _ in 2e5 * Double(open) }
+    #expect((grown.counts.last ?? 0) > 1, "\(grown.counts)")
+    // The run's clock starts at 1 s and ticks every 50 ms: its next run starts where it was.
+    automatic.connectionDeclined(working: 3, live: 3, now: 1_000_000_000)
+    automatic.changeRateCap(to: nil, now: 1_000_000_000)
+    let after = Self.run(&automatic, ticks: 40) { open, _ in 2e6 * Double(open) }
+    #expect(after.counts.allSatisfy { $0 <= 3 }, "\(after.counts)")
+  }
+}

@@ -213,3 +213,23 @@ import Testing
     #expect(planner.verifiedPrefix == 400)
   }
 }
+
+extension SegmentPlannerTests {
+  /// A declined connection's range goes back to the segment before it, as far as that one's
+  /// response reaches, and only over bytes nobody holds or fetches.
+  @Test func extendTakesTheGapRightAfterUpToTheLimit() {
+    var planner = SegmentPlanner(total: 1000, held: [Self.range(800, 900)], minimumSplit: 10)
+    let first = planner.open(0, 300)
+    let third = planner.open(600, 700)
+    let toTheLimit = planner.extend(first.id, upTo: 500)
+    #expect(toTheLimit && planner.segment(first.id)?.end == 500)
+    let toTheNextSegment = planner.extend(first.id, upTo: 1000)
+    #expect(toTheNextSegment && planner.segment(first.id)?.end == 600, "not into another segment")
+    let noGapLeft = planner.extend(first.id, upTo: 1000)
+    #expect(!noGapLeft)
+    let toHeldBytes = planner.extend(third.id, upTo: 1000)
+    #expect(toHeldBytes && planner.segment(third.id)?.end == 800, "not over held bytes")
+    let unknown = planner.extend(99, upTo: 1000)
+    #expect(!unknown, "an unknown segment")
+  }
+}
