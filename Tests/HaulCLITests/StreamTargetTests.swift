@@ -60,6 +60,41 @@ struct StreamTargetTests {
       result.stderr.range(of: "resume from [0-9]", options: .regularExpression) == nil, "\(result.stderr)")
   }
 
+  /// A server without validators proves a resume by the bytes before its range, which a stream
+  /// keeps (the last 64 KiB it wrote): the stream goes on where the connection broke.
+  @Test func aStreamResumesFromAServerWithoutValidators() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 3_000_000, seed: 187)
+    var resource = TestResource(body: body)
+    resource.faults.dropAfterBytes = 1_000_000
+    resource.faults.dropTimes = 1
+    server.setResource("/f.bin", resource)
+    let directory = try TemporaryDirectory()
+    let result = try await Self.runPiped(["-o", "-", server.url("/f.bin")], in: directory.url)
+    #expect(result.status == 0, "\(result.stderr)")
+    let same = result.stdout == body
+    #expect(same, "standard output is not the file (\(result.stdout.count) bytes)")
+    #expect(server.requests(for: "/f.bin").count == 2)
+  }
+
+  /// A server that answers the resume with the whole file: a stream cannot start over, so it
+  /// stops, saying why, with what it wrote intact.
+  @Test func aStreamThatWouldStartOverStopsInstead() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 3_000_000, seed: 189)
+    var resource = TestResource(body: body)
+    resource.faults.dropAfterBytes = 1_000_000
+    resource.faults.dropTimes = 1
+    resource.faults.ignoreRange = true
+    server.setResource("/f.bin", resource)
+    let directory = try TemporaryDirectory()
+    let result = try await Self.runPiped(["-o", "-", server.url("/f.bin")], in: directory.url)
+    #expect(result.status == 4, "\(result.stderr)")
+    #expect(result.stdout == Array(body.prefix(1_000_000)))
+    #expect(result.stderr.contains("already written to the output cannot be taken back"), "\(result.stderr)")
+    #expect(!result.stderr.contains("Illegal seek"), "\(result.stderr)")
+  }
+
   @Test func dashOIsOneDownloadWithoutJSON() async throws {
     let directory = try TemporaryDirectory()
     let several = try await CommandEndToEndTests.run(

@@ -72,16 +72,16 @@ final class DownloadRun: Sendable {
     let retry = RetryPolicy(
       baseDelay: options.retryBaseDelay, maxDelay: options.maxRetryDelay,
       maxAttemptsWithoutProgress: options.maxAttemptsWithoutProgress)
-    self.machine = Locked(
-      DownloadMachine(
-        DownloadMachine.Configuration(
-          recordedURL: recordedURL,
-          fixedConnections: Self.streams(destination, options) ? 1 : options.connections,
-          automaticCap: DownloadOptions.automaticConnectionCap, retry: retry, minimumSplit: minimumSplit,
-          checkpointInterval: UInt64(options.checkpointInterval * 1e9),
-          progressInterval: UInt64(options.progressInterval * 1e9),
-          randomSeed: UInt64.random(in: 0...UInt64.max),
-          rateLimit: RateLimiter.strictest(rateLimiters).map { Int64($0) })))
+    let streams = Self.streams(destination, options)
+    var configuration = DownloadMachine.Configuration(
+      recordedURL: recordedURL, fixedConnections: streams ? 1 : options.connections,
+      automaticCap: DownloadOptions.automaticConnectionCap, retry: retry, minimumSplit: minimumSplit,
+      checkpointInterval: UInt64(options.checkpointInterval * 1e9),
+      progressInterval: UInt64(options.progressInterval * 1e9),
+      randomSeed: UInt64.random(in: 0...UInt64.max),
+      rateLimit: RateLimiter.strictest(rateLimiters).map { Int64($0) })
+    configuration.writesInOrderOnly = streams
+    self.machine = Locked(DownloadMachine(configuration))
   }
 
   // MARK: - The run

@@ -25,7 +25,7 @@ final class PartFile: Sendable {
   /// The same file opened with O_DIRECT, by the first write of `directMinimum` bytes or more.
   private let direct: Locked<DirectDescriptor>
   /// For a stream (standard output, a FIFO, a device): the bytes written so far. Nil for a file.
-  private let streamed: Locked<Int64>?
+  private let streamed: Locked<StreamedBytes>?
   /// The locked file, while this object holds its lock (see `lockedHere`); nil for a stream.
   private let lockHeld: Locked<FileID?>
 
@@ -104,7 +104,7 @@ final class PartFile: Sendable {
     self.fd = descriptor
     self.fileID = nil
     self.direct = Locked(.unusable)
-    self.streamed = Locked(0)
+    self.streamed = Locked(StreamedBytes())
     self.lockHeld = Locked(nil)
   }
 
@@ -302,10 +302,10 @@ final class PartFile: Sendable {
 
   /// A stream's write: only where the last one ended. On the download's I/O lane, the one
   /// writer; a descriptor left non-blocking (a shared terminal or pipe) is waited for.
-  private func append(_ bytes: UnsafeRawBufferPointer, at offset: Int64, _ streamed: Locked<Int64>)
+  private func append(_ bytes: UnsafeRawBufferPointer, at offset: Int64, _ streamed: Locked<StreamedBytes>)
     throws(SystemError)
   {
-    guard let base = bytes.baseAddress, offset == streamed.withLock({ $0 }) else {
+    guard let base = bytes.baseAddress, offset == streamed.withLock({ $0.count }) else {
       throw SystemError("write", errno: ESPIPE)
     }
     var done = 0
@@ -318,14 +318,20 @@ final class PartFile: Sendable {
       }
       guard count >= 0 else { throw SystemError("write", errno: errno) }
       done += count
-      streamed.withLock { $0 += Int64(count) }
+      streamed.withLock { $0.append(UnsafeRawBufferPointer(start: base + done - count, count: count)) }
     }
   }
 
   /// Reads up to `buffer.count` bytes at `offset`; returns how many (0 at the end).
   func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
     guard let base = buffer.baseAddress else { return 0 }
-    guard streamed == nil else { throw SystemError("pread", errno: ESPIPE) }
+    if let streamed {
+      // Only the last bytes written are kept, for a resume's overlap check.
+      guard let count = streamed.withLock({ $0.read(into: buffer, at: offset) }) else {
+        throw SystemError("pread", errno: ESPIPE)
+      }
+      return count
+    }
     return try SystemCall.retryingEINTR("pread") { pread(fd, base, buffer.count, off_t(offset)) }
   }
 
@@ -344,14 +350,14 @@ final class PartFile: Sendable {
 
   func truncate(to length: Int64) throws(SystemError) {
     if let streamed {
-      guard length == streamed.withLock({ $0 }) else { throw SystemError("ftruncate", errno: ESPIPE) }
+      guard length == streamed.withLock({ $0.count }) else { throw SystemError("ftruncate", errno: ESPIPE) }
       return
     }
     _ = try SystemCall.retryingEINTR("ftruncate") { ftruncate(fd, off_t(length)) }
   }
 
   func size() -> Int64 {
-    if let streamed { return streamed.withLock { $0 } }
+    if let streamed { return streamed.withLock { $0.count } }
     var info = stat()
     return fstat(fd, &info) == 0 ? Int64(info.st_size) : 0
   }

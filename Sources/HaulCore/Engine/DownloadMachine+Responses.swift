@@ -76,7 +76,7 @@ extension DownloadMachine {
         return .decided(.abort, checksRange: false, [])
       }
       let reason = "the server sent the whole file (it changed, or does not resume)"
-      if let error = budget.restarted(reason) {
+      if let error = cannotStartOver(reason) ?? budget.restarted(reason) {
         return .decided(.abort, checksRange: false, endRound(with: .failed(error), now: now))
       }
       return accept(id, facts, at: 0, replacing: true, now: now, notice: reason)

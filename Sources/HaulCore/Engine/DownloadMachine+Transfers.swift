@@ -399,7 +399,7 @@ extension DownloadMachine {
     case .replan:
       return startRound(now: now)
     case .restart(let reason):
-      if let error = budget.restarted(reason) {
+      if let error = cannotStartOver(reason) ?? budget.restarted(reason) {
         phase = .ended
         return [.end(.failed(error, snapshot))]
       }
@@ -442,6 +442,19 @@ extension DownloadMachine {
       phase = .ended
       return [.end(.interrupted(keepPartial: keepPartial, snapshot))]
     }
+  }
+}
+
+extension DownloadMachine {
+  /// Why a target that takes bytes in order only (`writesInOrderOnly`) cannot start over, once
+  /// some went out: nil when it can.
+  func cannotStartOver(_ reason: String) -> HaulError? {
+    guard configuration.writesInOrderOnly, heldBytes > 0 else { return nil }
+    return HaulError(
+      .network,
+      "the download cannot go on: \(reason), and the \(ByteQuantity.format(heldBytes)) already "
+        + "written to the output cannot be taken back",
+      hint: LibraryWording.saveToAFileToStartOver)
   }
 }
 

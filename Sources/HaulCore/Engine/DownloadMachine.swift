@@ -42,6 +42,9 @@ package struct DownloadMachine: Sendable {
     /// The strictest rate limit on the download at its start, its own or a shared one, bytes
     /// per second (automatic mode adds no connection that could only share it).
     package var rateLimit: Int64?
+    /// The target takes bytes in order only and cannot take them back (standard output, a
+    /// pipe): a download that would start over fails instead, once bytes were written.
+    package var writesInOrderOnly = false
 
     package init(
       recordedURL: String, fixedConnections: Int?, automaticCap: Int = 16, retry: RetryPolicy,

@@ -33,6 +33,9 @@ package enum LibraryWording {
   package static let proxyLogin =
     "give the proxy's login in its URL: `NetworkOptions.proxy` = http://USER:PASSWORD@HOST:PORT "
     + "(or in $https_proxy)"
+  /// A download to standard output or a pipe that would have to start over.
+  package static let saveToAFileToStartOver =
+    "download it to a regular file (`DownloadDestination.file`) instead: a file can start over, and resume"
   package static let raiseTimeout = "raise `DownloadOptions.stallTimeout` for slow servers"
   package static let skipCertificateCheck =
     "the server's certificate could not be verified; `DownloadOptions.verifyTLS = false` skips the check (unsafe)"
