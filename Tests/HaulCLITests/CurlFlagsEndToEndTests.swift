@@ -184,11 +184,13 @@ struct CurlFlagsEndToEndTests {
     expectBytes(directory.contents("t.bin"), equal: body)
   }
 
-  /// `--max-filesize`: a larger file fails before any byte is written (exit 4, saying both sizes),
-  /// also when the server does not say the size in advance (chunked), and leaves nothing behind.
+  /// `--max-filesize`: a larger file fails before any byte is written (exit 4, saying both sizes)
+  /// and leaves nothing behind. When the server does not say the size in advance (chunked), the
+  /// bytes up to the limit are kept, as curl keeps them, and a run without it resumes; so is a
+  /// partial of an earlier run that a rerun with the limit refuses.
   @Test func maxFileSize() async throws {
     let server = try TestServer()
-    _ = Self.serve(server, "/big.bin", size: 300_000, seed: 68)
+    let big = Self.serve(server, "/big.bin", size: 300_000, seed: 68)
     let chunked = TestResource.random(size: 300_000, seed: 69)
     server.setResource("/chunked.bin", TestResource(body: chunked, faults: TestFaults(chunked: true)))
     let directory = try TemporaryDirectory()
@@ -201,17 +203,38 @@ struct CurlFlagsEndToEndTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
 
     let stopped = try await Self.haul([
-      "-q", "--max-filesize", "100K", "-o", directory.file("chunked.bin").path, server.url("/chunked.bin"),
+      "--max-filesize", "100K", "-o", directory.file("chunked.bin").path, server.url("/chunked.bin"),
     ])
     #expect(stopped.status == 4, "\(stopped)")
     #expect(!directory.exists("chunked.bin"))
-    #expect(
-      !directory.exists("chunked.bin.part") && !directory.exists("chunked.bin.haul"), "nothing to resume")
+    #expect(directory.exists("chunked.bin.part"), "the bytes up to the limit are kept")
+    #expect(stopped.stderr.contains("were kept"), "\(stopped)")
+    let resumed = try await Self.haul([
+      "-q", "-o", directory.file("chunked.bin").path, server.url("/chunked.bin"),
+    ])
+    #expect(resumed.status == 0, "\(resumed)")
+    expectBytes(directory.contents("chunked.bin"), equal: chunked)
 
+    // A partial of an earlier run (stopped by a drop, no retries), then a rerun with the limit.
+    var dropping = TestResource(body: big, etag: "\"b\"")
+    dropping.faults.dropAfterBytes = 120_000
+    dropping.faults.dropTimes = 1
+    server.setResource("/big.bin", dropping)
+    let partial = try await Self.haul([
+      "-q", "--retries", "0", "-o", directory.file("p.bin").path, server.url("/big.bin"),
+    ])
+    #expect(partial.status == 4, "\(partial)")
+    #expect(directory.exists("p.bin.part"))
+    let rerun = try await Self.haul([
+      "-q", "--max-filesize", "100K", "-o", directory.file("p.bin").path, server.url("/big.bin"),
+    ])
+    #expect(rerun.status == 4, "\(rerun)")
+    #expect(directory.exists("p.bin.part") && directory.exists("p.bin.haul"), "the partial is kept")
     let fits = try await Self.haul([
-      "-q", "--max-filesize", "1M", "-o", directory.file("big.bin").path, server.url("/big.bin"),
+      "-q", "--max-filesize", "1M", "-o", directory.file("p.bin").path, server.url("/big.bin"),
     ])
     #expect(fits.status == 0, "\(fits)")
+    expectBytes(directory.contents("p.bin"), equal: big)
   }
 }
 

@@ -152,11 +152,18 @@ final class DownloadRun: Sendable {
     case .failed(let error, let state):
       if error.underlying is UnprovenPartial {
         leaveUnproven()
-      } else if (error.underlying as? TransportFailure)?.code == Int32(CCURLE_FILESIZE_EXCEEDED) {
-        // Larger than accepted (`NetworkOptions.maxFileSize`): no later run wants these bytes.
-        discardPartial()
-      } else {
-        keep(state)
+        throw error
+      }
+      keep(state)
+      if (error.underlying as? TransportFailure)?.code == Int32(CCURLE_FILESIZE_EXCEEDED), state.heldBytes > 0
+      {
+        // Larger than accepted (`NetworkOptions.maxFileSize`) this time: the bytes a run
+        // without that limit resumes from stay, as curl keeps them.
+        throw HaulError(
+          error.category, error.message,
+          hint:
+            "the \(ByteQuantity.format(state.heldBytes)) held were kept: \(LibraryWording.resumeWithoutSizeLimit)",
+          underlying: error.underlying)
       }
       throw error
     case .interrupted(let keepPartial, let state):

@@ -33,6 +33,9 @@ package enum LibraryWording {
   package static let proxyLogin =
     "give the proxy's login in its URL: `NetworkOptions.proxy` = http://USER:PASSWORD@HOST:PORT "
     + "(or in $https_proxy)"
+  /// A partial kept after the file turned out larger than `NetworkOptions.maxFileSize`.
+  package static let resumeWithoutSizeLimit =
+    "a download without `NetworkOptions.maxFileSize` (or with a larger one) resumes from them"
   /// A download to standard output or a pipe that would have to start over.
   package static let saveToAFileToStartOver =
     "download it to a regular file (`DownloadDestination.file`) instead: a file can start over, and resume"
