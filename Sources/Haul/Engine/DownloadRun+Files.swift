@@ -286,7 +286,8 @@ extension DownloadRun {
     return sha256
   }
 
-  func alreadyComplete(changed: Bool, _ state: ResumeState, started: UInt64) throws(HaulError)
+  func alreadyComplete(changed: Bool, notChecked: String?, _ state: ResumeState, started: UInt64)
+    throws(HaulError)
     -> DownloadResult
   {
     let (paths, sha256) = files.withLock { ($0.paths, $0.finishedSHA256) }
@@ -298,7 +299,7 @@ extension DownloadRun {
       file: URL(fileURLWithPath: paths.target, isDirectory: false), totalBytes: total, bytesReceived: 0,
       resumedFrom: total, finalURL: state.finalURL ?? recordedURL, wasAlreadyComplete: true,
       remoteChanged: changed,
-      duration: Monotonic.seconds(since: started), sha256: sha256)
+      duration: Monotonic.seconds(since: started), sha256: sha256, serverNotChecked: notChecked)
     removeIfEmpty(held: 0)
     emit(.completed(result))
     return result

@@ -147,8 +147,8 @@ final class DownloadRun: Sendable {
     switch outcome {
     case .complete(let state, let summary):
       return try finish(state, summary, started: started)
-    case .alreadyComplete(let changed, let state):
-      return try alreadyComplete(changed: changed, state, started: started)
+    case .alreadyComplete(let changed, let notChecked, let state):
+      return try alreadyComplete(changed: changed, notChecked: notChecked, state, started: started)
     case .failed(let error, let state):
       if error.underlying is UnprovenPartial {
         leaveUnproven()

@@ -191,8 +191,10 @@ package enum DownloadAction: Sendable, Equatable {
 package enum DownloadEnding: Sendable, Equatable {
   /// Every byte is written: sync, verify, rename.
   case complete(ResumeState, DownloadSummary)
-  /// The file at the target was complete already; `changed` when the server has another version.
-  case alreadyComplete(changed: Bool, ResumeState)
+  /// The file at the target was complete already; `changed` when the server has another version,
+  /// `notChecked` why its copy could not be compared (it could not be reached, or answered with
+  /// an error): the file is kept as it is either way.
+  case alreadyComplete(changed: Bool, notChecked: String? = nil, ResumeState)
   /// A final failure; `state` is what is held (nothing held: leave no files behind).
   case failed(HaulError, ResumeState)
   /// Stopped by `cancel`.

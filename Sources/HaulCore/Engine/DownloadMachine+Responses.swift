@@ -11,14 +11,16 @@ extension DownloadMachine {
     if case .checkFinished(let size) = transfer.plan.target {
       let verdict = FinishedFileCheck.compare(
         recorded: ResourceIdentity(identity), size: size, response: response)
-      if verdict != .undecided {
-        transfer.state = .superseded
-        round.transfers[id] = transfer
-        phase = .running(round)
-        return .decided(
-          .abort, checksRange: false, endRound(with: .alreadyComplete(changed: verdict == .changed), now: now)
-        )
-      }
+      // An error status says nothing of the version: the file stays complete, unchecked.
+      let end: RoundEnd =
+        switch verdict {
+        case .unchanged, .changed: .alreadyComplete(changed: verdict == .changed)
+        case .undecided: .alreadyComplete(changed: false, notChecked: RangeResponse.answered(response.status))
+        }
+      transfer.state = .superseded
+      round.transfers[id] = transfer
+      phase = .running(round)
+      return .decided(.abort, checksRange: false, endRound(with: end, now: now))
     }
     if case .unnamed = layout, (200..<300).contains(response.status) {
       return .nameTarget(facts.suggestedName)

@@ -139,6 +139,15 @@ extension DownloadMachine {
     guard case .running(var round) = phase, let transfer = round.transfers.removeValue(forKey: id) else {
       return []
     }
+    if case .checkFinished = transfer.plan.target, case .active = round.state, let failure,
+      failure.kind != .cancelled
+    {
+      // The server could not be asked about a complete file: it stays complete, unchecked,
+      // without retries (nothing is missing).
+      phase = .running(round)
+      return endRound(
+        with: .alreadyComplete(changed: false, notChecked: Self.error(for: failure).message), now: now)
+    }
     var actions: [DownloadAction] = []
     var refetch: RetryNotice?
     var mayContinue = false
@@ -393,9 +402,9 @@ extension DownloadMachine {
     case .completed:
       phase = .ended
       return [.end(.complete(snapshot, summary))]
-    case .alreadyComplete(let changed):
+    case .alreadyComplete(let changed, let notChecked):
       phase = .ended
-      return [.end(.alreadyComplete(changed: changed, identity))]
+      return [.end(.alreadyComplete(changed: changed, notChecked: notChecked, identity))]
     case .replan:
       return startRound(now: now)
     case .restart(let reason):

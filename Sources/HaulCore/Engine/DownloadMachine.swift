@@ -165,7 +165,8 @@ package struct DownloadMachine: Sendable {
   /// How a round ended.
   package enum RoundEnd: Sendable, Equatable {
     case completed
-    case alreadyComplete(changed: Bool)
+    /// `notChecked`: why the server's copy could not be compared (unreachable, an error status).
+    case alreadyComplete(changed: Bool, notChecked: String? = nil)
     /// A response could not be used safely; start over from byte 0.
     case restart(reason: String)
     /// The first response named a target that holds bytes: ask again, for the bytes missing.

@@ -115,12 +115,18 @@ public struct DownloadResult: Sendable, Equatable {
   /// server digest; nil when the file was already complete and nothing was read, or when
   /// `DownloadOptions.computeSHA256` was off and nothing else needed it.
   public let sha256: String?
+  /// When the file was already complete: why the server's copy could not be compared with it
+  /// (it could not be reached, or answered with an error status), nil when it was. The file
+  /// is kept as it is; a later run compares again.
+  public let serverNotChecked: String?
 
   public init(
     file: URL, totalBytes: Int64, bytesReceived: Int64, resumedFrom: Int64, finalURL: String,
-    wasAlreadyComplete: Bool, remoteChanged: Bool, duration: TimeInterval, sha256: String? = nil
+    wasAlreadyComplete: Bool, remoteChanged: Bool, duration: TimeInterval, sha256: String? = nil,
+    serverNotChecked: String? = nil
   ) {
     self.sha256 = sha256
+    self.serverNotChecked = serverNotChecked
     self.file = file
     self.totalBytes = totalBytes
     self.bytesReceived = bytesReceived
