@@ -36,7 +36,8 @@ struct CommandLineOptions: Equatable {
   /// `-x`: nil lets the library choose (automatic, up to 16).
   var connections: Int?
   var rateLimit: Int64?
-  /// `--retries`: attempts in a row without progress; 0 for no retries, `Int.max` for `inf`.
+  /// `--retries`: retries after a failed attempt, in a row without progress (curl's `--retry`);
+  /// 0 for none, `Int.max` for `inf`; nil: `defaultRetries`.
   var retries: Int?
   var timeout: Double?
   var headers: [Header] = []
@@ -80,13 +81,21 @@ struct CommandLineOptions: Equatable {
   var isBatch: Bool { urls.count > 1 || inputFile != nil }
 
   static let defaultParallel = 4
+  /// `--retries` when not given: 10 retries, so 11 attempts in a row without progress.
+  static let defaultRetries = 10
+
+  /// The library counts attempts, `--retries` the retries after the first: N retries are
+  /// N + 1 attempts (`Int.max`, `inf`, stays unlimited).
+  static func attempts(retries: Int) -> Int {
+    retries == Int.max ? Int.max : retries + 1
+  }
 
   /// The library options these command-line options stand for.
   var downloadOptions: DownloadOptions {
     var options = DownloadOptions()
     options.connections = connections
     options.rateLimit = rateLimit
-    if let retries { options.maxAttemptsWithoutProgress = retries }
+    options.maxAttemptsWithoutProgress = Self.attempts(retries: retries ?? Self.defaultRetries)
     if let timeout { options.stallTimeout = timeout }
     options.headers = headers.map { (name: $0.name, value: $0.value) }
     options.overwrite = overwrite
@@ -209,7 +218,8 @@ extension CommandLineOptions {
       return .proceed
     },
     .value(
-      nil, "retries", "N", "give up after N failed attempts in a row; 0: no retries, inf: never (default: 10)"
+      nil, "retries", "N",
+      "retry up to N times in a row after a failed attempt; 0: none, inf: never give up (default: \(defaultRetries))"
     ) {
       options, value, spelling throws(UsageError) in
       options.retries = try parseRetries(value, spelling: spelling)
@@ -416,8 +426,8 @@ extension CommandLineOptions {
     return count
   }
 
-  /// `--retries`: a whole number (0: no retries, one attempt), or `inf` for no limit (`Int.max`),
-  /// as wget's `--tries`.
+  /// `--retries`: a whole number of retries (0: none, one attempt), or `inf` for no limit
+  /// (`Int.max`), as curl's `--retry` and wget's `--tries=inf`.
   static func parseRetries(_ text: String, spelling: String) throws(UsageError) -> Int {
     if ["inf", "infinite", "unlimited"].contains(text.lowercased()) { return Int.max }
     guard let count = Int(text), count >= 0, text.allSatisfy(\.isASCII) else {

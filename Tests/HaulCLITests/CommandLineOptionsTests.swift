@@ -36,7 +36,8 @@ struct CommandLineOptionsTests {
     #expect(!parsed.overwrite && !parsed.quiet && !parsed.json && !parsed.insecure)
     let library = parsed.downloadOptions
     #expect(library.connections == nil)
-    #expect(library.maxAttemptsWithoutProgress == 10)
+    // 10 retries after the first attempt.
+    #expect(library.maxAttemptsWithoutProgress == 11)
     #expect(library.stallTimeout == 30)
     #expect(library.verifyTLS)
     #expect(library.keepPartialOnCancel)
@@ -85,7 +86,8 @@ struct CommandLineOptionsTests {
   }
 
   @Test func retriesAndTimeout() throws {
-    #expect(try options(["--retries", "3", "u"]).downloadOptions.maxAttemptsWithoutProgress == 3)
+    // N retries after a failed attempt, as curl's --retry N: N + 1 attempts for the library.
+    #expect(try options(["--retries", "3", "u"]).downloadOptions.maxAttemptsWithoutProgress == 4)
     #expect(try options(["--retries=1", "u"]).retries == 1)
     // inf is no limit (the library's Int.max).
     #expect(try options(["--retries=inf", "u"]).downloadOptions.maxAttemptsWithoutProgress == Int.max)
