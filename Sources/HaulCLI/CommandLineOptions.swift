@@ -193,10 +193,14 @@ extension CommandLineOptions {
       options.connections = try parseCount(value, spelling: spelling)
       return .proceed
     },
-    .value(nil, "limit-rate", "RATE", "receive at most RATE bytes per second (500K, 2M)") {
+    .value(nil, "limit-rate", "RATE", "receive at most RATE bytes per second (500K, 2M; 0: no limit)") {
       options, value, spelling throws(UsageError) in
+      if isNoLimit(value) {
+        options.rateLimit = nil
+        return .proceed
+      }
       guard let rate = parseRate(value) else {
-        throw UsageError("\(spelling): '\(value)' is not a rate (examples: 500K, 2M)")
+        throw UsageError("\(spelling): '\(value)' is not a rate (examples: 500K, 2M; 0 for no limit)")
       }
       options.rateLimit = rate
       return .proceed
@@ -442,6 +446,16 @@ extension CommandLineOptions {
     if text.lowercased().hasSuffix("/s") { text = text.dropLast(2) }
     guard let rate = ByteQuantity.parse(String(text)), rate > 0 else { return nil }
     return rate
+  }
+
+  /// `0` (also `0K`, `0/s`): no limit, as curl's `--limit-rate 0` and the input file's
+  /// `max-download-limit=0`. Only a zero as written: `0.1` bytes a second is a rate too small.
+  static func isNoLimit(_ text: String) -> Bool {
+    let number = text.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+    guard number.contains("0"), number.allSatisfy({ $0 == "0" || $0 == "." }) else { return false }
+    var text = Substring(text)
+    if text.lowercased().hasSuffix("/s") { text = text.dropLast(2) }
+    return ByteQuantity.parse(String(text)) == 0
   }
 
   /// `30`, `2.5`, `.5`: a positive, finite number of seconds, in plain decimal.

@@ -85,6 +85,18 @@ struct CommandLineOptionsTests {
     #expect(parsed.downloadOptions.rateLimit == expected)
   }
 
+  /// `--limit-rate 0` is no limit, as curl's and the input file's `max-download-limit=0`; the
+  /// last one given counts.
+  @Test(arguments: [
+    ["--limit-rate", "0"], ["--limit-rate=0K"], ["--limit-rate", "0.0M/s"],
+    ["--limit-rate", "2M", "--limit-rate", "0"],
+  ])
+  func zeroRateIsNoLimit(arguments: [String]) throws {
+    let parsed = try options(arguments + ["u"])
+    #expect(parsed.rateLimit == nil)
+    #expect(parsed.downloadOptions.rateLimit == nil)
+  }
+
   @Test func retriesAndTimeout() throws {
     // N retries after a failed attempt, as curl's --retry N: N + 1 attempts for the library.
     #expect(try options(["--retries", "3", "u"]).downloadOptions.maxAttemptsWithoutProgress == 4)
@@ -200,9 +212,13 @@ struct CommandLineOptionsTests {
       (["-x65", "u"], "-x: '65' is not a number from 1 to 64"),
       (["--connections=two", "u"], "--connections: 'two' is not a number from 1 to 64"),
       (["--connections=", "u"], "--connections: '' is not a number from 1 to 64"),
-      (["--limit-rate", "12Q", "u"], "--limit-rate: '12Q' is not a rate (examples: 500K, 2M)"),
-      (["--limit-rate=0", "u"], "--limit-rate: '0' is not a rate (examples: 500K, 2M)"),
-      (["--limit-rate=-5K", "u"], "--limit-rate: '-5K' is not a rate (examples: 500K, 2M)"),
+      (
+        ["--limit-rate", "12Q", "u"], "--limit-rate: '12Q' is not a rate (examples: 500K, 2M; 0 for no limit)"
+      ),
+      (["--limit-rate=-5K", "u"], "--limit-rate: '-5K' is not a rate (examples: 500K, 2M; 0 for no limit)"),
+      (["--limit-rate=-0", "u"], "--limit-rate: '-0' is not a rate (examples: 500K, 2M; 0 for no limit)"),
+      (["--limit-rate=0.1", "u"], "--limit-rate: '0.1' is not a rate (examples: 500K, 2M; 0 for no limit)"),
+      (["--limit-rate=0Q", "u"], "--limit-rate: '0Q' is not a rate (examples: 500K, 2M; 0 for no limit)"),
       (["--retries", "-1", "u"], "--retries: '-1' is not a whole number (0: no retries) or inf"),
       (["--retries=1.5", "u"], "--retries: '1.5' is not a whole number (0: no retries) or inf"),
       (["--retries=infinity", "u"], "--retries: 'infinity' is not a whole number (0: no retries) or inf"),
@@ -230,7 +246,9 @@ struct CommandLineOptionsTests {
     #expect(status == 2)
     #expect(capture.stdout.isEmpty)
     #expect(
-      capture.stderr == "haul: --limit-rate: '12Q' is not a rate (examples: 500K, 2M)\nTry 'haul --help'.\n")
+      capture.stderr
+        == "haul: --limit-rate: '12Q' is not a rate (examples: 500K, 2M; 0 for no limit)\nTry 'haul --help'.\n"
+    )
   }
 
   @Test func suggestions() {
