@@ -165,7 +165,15 @@ extension CommandLineOptions {
   static let generalTable: [OptionSpec] = [
     .value("o", "output", "FILE", "save to exactly FILE (not with --dir)") {
       options, value, spelling throws(UsageError) in
-      options.output = try nonEmpty(value, spelling: spelling, "the file name")
+      let name = try nonEmpty(value, spelling: spelling, "the file name")
+      // curl pairs each -o with a URL of its own; haul saves one URL with -o, so a second one
+      // would silently win.
+      if let first = options.output {
+        throw UsageError(
+          "-o/--output is given twice ('\(first)', then '\(name)'); it names the one file of one URL "
+            + "(with several URLs use --dir, or out=NAME in an input file)")
+      }
+      options.output = name
       return .proceed
     },
     .value("d", "dir", "DIR", "save into DIR under the server's file name (default: .)") {

@@ -207,6 +207,16 @@ struct CommandLineOptionsTests {
       (["u", "--output"], "--output: missing FILE"),
       (["u", "--header"], "--header: missing 'NAME: VALUE'"),
       (["--output=", "u"], "--output: the file name is empty"),
+      (
+        ["-o", "a", "-o", "b", "u"],
+        "-o/--output is given twice ('a', then 'b'); it names the one file of one URL "
+          + "(with several URLs use --dir, or out=NAME in an input file)"
+      ),
+      (
+        ["--output=a", "u", "-ob", "v"],
+        "-o/--output is given twice ('a', then 'b'); it names the one file of one URL "
+          + "(with several URLs use --dir, or out=NAME in an input file)"
+      ),
       (["-d", "", "u"], "-d: the directory name is empty"),
       (["-x", "0", "u"], "-x: '0' is not a number from 1 to 64"),
       (["-x65", "u"], "-x: '65' is not a number from 1 to 64"),
@@ -249,6 +259,14 @@ struct CommandLineOptionsTests {
       capture.stderr
         == "haul: --limit-rate: '12Q' is not a rate (examples: 500K, 2M; 0 for no limit)\nTry 'haul --help'.\n"
     )
+  }
+
+  /// A second -o no longer silently wins over the first: exit 2, naming both.
+  @Test func repeatedOutputExitsTwo() async {
+    let capture = OutputCapture()
+    let status = await HaulCommand.run(arguments: ["-o", "a", "-o", "b", "http://h/f"], sink: capture.sink)
+    #expect(status == 2)
+    #expect(capture.stderr.hasPrefix("haul: -o/--output is given twice ('a', then 'b')"), "\(capture.stderr)")
   }
 
   @Test func suggestions() {
