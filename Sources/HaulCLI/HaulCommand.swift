@@ -103,7 +103,7 @@ enum HaulCommand {
       now: { (ContinuousClock.now - clockStart) / .seconds(1) },
       width: { Terminal.stderrWidth() },
       label: NameCollisions.expectedName(source: options.url, destination: destination(for: options)),
-      wording: CommandWording(outputGiven: options.output != nil))
+      wording: CommandWording(naming: options.output != nil ? .output : .directory))
 
     let download: Download
     do throws(HaulError) {
