@@ -88,7 +88,7 @@ enum BatchDownload {
   ) async -> (Int, Int32) {
     // What the display gets for a failure the download's events do not carry.
     func failed(_ error: HaulError) -> (Int, Int32) {
-      events.yield(.event((index, .failed(CommandWording().translate(error)))))
+      events.yield(.event((index, .failed(CommandWording(naming: .batch).translate(error)))))
       return (index, ExitStatus.code(for: error))
     }
     let download: Download
@@ -106,7 +106,7 @@ enum BatchDownload {
       ? nil
       : Task {
         for await event in download.events {
-          events.yield(.event((index, CommandWording().translate(event))))
+          events.yield(.event((index, CommandWording(naming: .batch).translate(event))))
         }
       }
     do throws(HaulError) {

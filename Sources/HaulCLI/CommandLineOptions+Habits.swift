@@ -39,7 +39,7 @@ struct ForeignOption: Sendable {
     ForeignOption(["-v", "--verbose"], "haul has no verbose mode; --json prints every event", names: "json"),
     ForeignOption(
       ["--retry", "--retry-max-time", "-t", "--tries", "--max-tries"],
-      "haul retries by default; --retries N gives up after N failed attempts in a row (default 10)",
+      "haul retries by default; --retries N retries N times after a failed attempt (default 10)",
       names: "retries"),
     ForeignOption(
       ["-T", "--read-timeout", "--connect-timeout", "--max-time", "--dns-timeout", "--speed-time"],

@@ -36,7 +36,8 @@ struct CommandLineOptions: Equatable {
   /// `-x`: nil lets the library choose (automatic, up to 16).
   var connections: Int?
   var rateLimit: Int64?
-  /// `--retries`: attempts in a row without progress; 0 for no retries, `Int.max` for `inf`.
+  /// `--retries`: retries after a failed attempt, in a row without progress (curl's `--retry`);
+  /// 0 for none, `Int.max` for `inf`; nil: `defaultRetries`.
   var retries: Int?
   var timeout: Double?
   var headers: [Header] = []
@@ -80,13 +81,21 @@ struct CommandLineOptions: Equatable {
   var isBatch: Bool { urls.count > 1 || inputFile != nil }
 
   static let defaultParallel = 4
+  /// `--retries` when not given: 10 retries, so 11 attempts in a row without progress.
+  static let defaultRetries = 10
+
+  /// The library counts attempts, `--retries` the retries after the first: N retries are
+  /// N + 1 attempts (`Int.max`, `inf`, stays unlimited).
+  static func attempts(retries: Int) -> Int {
+    retries == Int.max ? Int.max : retries + 1
+  }
 
   /// The library options these command-line options stand for.
   var downloadOptions: DownloadOptions {
     var options = DownloadOptions()
     options.connections = connections
     options.rateLimit = rateLimit
-    if let retries { options.maxAttemptsWithoutProgress = retries }
+    options.maxAttemptsWithoutProgress = Self.attempts(retries: retries ?? Self.defaultRetries)
     if let timeout { options.stallTimeout = timeout }
     options.headers = headers.map { (name: $0.name, value: $0.value) }
     options.overwrite = overwrite
@@ -156,7 +165,15 @@ extension CommandLineOptions {
   static let generalTable: [OptionSpec] = [
     .value("o", "output", "FILE", "save to exactly FILE (not with --dir)") {
       options, value, spelling throws(UsageError) in
-      options.output = try nonEmpty(value, spelling: spelling, "the file name")
+      let name = try nonEmpty(value, spelling: spelling, "the file name")
+      // curl pairs each -o with a URL of its own; haul saves one URL with -o, so a second one
+      // would silently win.
+      if let first = options.output {
+        throw UsageError(
+          "-o/--output is given twice ('\(first)', then '\(name)'); it names the one file of one URL "
+            + "(with several URLs use --dir, or out=NAME in an input file)")
+      }
+      options.output = name
       return .proceed
     },
     .value("d", "dir", "DIR", "save into DIR under the server's file name (default: .)") {
@@ -184,10 +201,14 @@ extension CommandLineOptions {
       options.connections = try parseCount(value, spelling: spelling)
       return .proceed
     },
-    .value(nil, "limit-rate", "RATE", "receive at most RATE bytes per second (500K, 2M)") {
+    .value(nil, "limit-rate", "RATE", "receive at most RATE bytes per second (500K, 2M; 0: no limit)") {
       options, value, spelling throws(UsageError) in
+      if isNoLimit(value) {
+        options.rateLimit = nil
+        return .proceed
+      }
       guard let rate = parseRate(value) else {
-        throw UsageError("\(spelling): '\(value)' is not a rate (examples: 500K, 2M)")
+        throw UsageError("\(spelling): '\(value)' is not a rate (examples: 500K, 2M; 0 for no limit)")
       }
       options.rateLimit = rate
       return .proceed
@@ -209,7 +230,8 @@ extension CommandLineOptions {
       return .proceed
     },
     .value(
-      nil, "retries", "N", "give up after N failed attempts in a row; 0: no retries, inf: never (default: 10)"
+      nil, "retries", "N",
+      "retry up to N times in a row after a failed attempt; 0: none, inf: never give up (default: \(defaultRetries))"
     ) {
       options, value, spelling throws(UsageError) in
       options.retries = try parseRetries(value, spelling: spelling)
@@ -416,8 +438,8 @@ extension CommandLineOptions {
     return count
   }
 
-  /// `--retries`: a whole number (0: no retries, one attempt), or `inf` for no limit (`Int.max`),
-  /// as wget's `--tries`.
+  /// `--retries`: a whole number of retries (0: none, one attempt), or `inf` for no limit
+  /// (`Int.max`), as curl's `--retry` and wget's `--tries=inf`.
   static func parseRetries(_ text: String, spelling: String) throws(UsageError) -> Int {
     if ["inf", "infinite", "unlimited"].contains(text.lowercased()) { return Int.max }
     guard let count = Int(text), count >= 0, text.allSatisfy(\.isASCII) else {
@@ -432,6 +454,16 @@ extension CommandLineOptions {
     if text.lowercased().hasSuffix("/s") { text = text.dropLast(2) }
     guard let rate = ByteQuantity.parse(String(text)), rate > 0 else { return nil }
     return rate
+  }
+
+  /// `0` (also `0K`, `0/s`): no limit, as curl's `--limit-rate 0` and the input file's
+  /// `max-download-limit=0`. Only a zero as written: `0.1` bytes a second is a rate too small.
+  static func isNoLimit(_ text: String) -> Bool {
+    let number = text.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+    guard number.contains("0"), number.allSatisfy({ $0 == "0" || $0 == "." }) else { return false }
+    var text = Substring(text)
+    if text.lowercased().hasSuffix("/s") { text = text.dropLast(2) }
+    return ByteQuantity.parse(String(text)) == 0
   }
 
   /// `30`, `2.5`, `.5`: a positive, finite number of seconds, in plain decimal.

@@ -2,13 +2,26 @@ import Haul
 
 /// The command's words for what the library suggests. Library errors speak of the library
 /// ("call `run()` again", "set `DownloadOptions.overwrite`"); the command says the same in
-/// terms of its own: the same command, its flags, and no "-o to choose another name" when `-o`
-/// named the file already.
+/// terms of its own: the same command, its flags, and a way to choose another name that fits
+/// how the file was named (no "-o" when `-o` named it already, or where `-o` is refused).
 ///
-///     let shown = CommandWording(outputGiven: options.output != nil).translate(error)
+///     let shown = CommandWording(naming: options.output != nil ? .output : .directory).translate(error)
 struct CommandWording: Sendable, Equatable {
-  /// Whether `-o` named the file.
-  var outputGiven = false
+  /// How the download's file was named.
+  enum Naming: Sendable, Equatable {
+    /// One download into a directory (`-d`, or the current one), named by the server or the
+    /// URL: `-o` chooses another name.
+    case directory
+    /// `-o FILE` named it.
+    case output
+    /// One download of several (`haul URL URL…`, `-i FILE`), where `-o` is refused: an input
+    /// file's `out=NAME` names one.
+    case batch
+  }
+
+  /// How the file was named; nil when not known (a catalog's or a fleet's download): the
+  /// hints then say "-o", as for a command line.
+  var naming: Naming?
   /// A download of the manager's catalog (`haul run`, `haul ls --json`): the remedies are
   /// its subcommands, not the same command again.
   var download: DownloadID?
@@ -29,9 +42,16 @@ struct CommandWording: Sendable, Equatable {
     ]
   }
 
+  /// Words below that suit `-o`, which `namingReplacements` fits to how the file was named.
+  private static let otherName = ", or -o to choose another name"
+  private static let directoryTarget = "name a file in it with -o, or save into it with -d instead of -o"
+  private static let freshURL =
+    "run haul again with a fresh URL of the same file and the same -o: it resumes from the bytes held "
+    + "(--refresh-url-command asks for one by itself)"
+
   static let replacements: [(library: String, command: String)] = [
     (LibraryWording.overwriteToFetchAgain, "use --overwrite to fetch it again"),
-    (LibraryWording.targetIsDirectory, "name a file in it with -o, or save into it with -d instead of -o"),
+    (LibraryWording.targetIsDirectory, directoryTarget),
     (
       LibraryWording.continueOrReplaceTarget,
       "if it is a partial download of this URL (by curl or wget), use --continue to resume it; "
@@ -72,12 +92,36 @@ struct CommandWording: Sendable, Equatable {
     (LibraryWording.newDownloadResumes, "run the same command again to resume"),
     (LibraryWording.runAgainToFetchAnew, "run the same command again to fetch it anew"),
     (LibraryWording.newDownloadStartsOver, "running the same command again starts over"),
-    (
-      LibraryWording.newURLToResume,
-      "run haul again with a fresh URL of the same file and the same -o: it resumes from the bytes held "
-        + "(--refresh-url-command asks for one by itself)"
-    ),
+    (LibraryWording.newURLToResume, freshURL),
   ]
+
+  /// The words of `replacements` that assume `-o` may name the file (or named it), and what
+  /// they become for each naming.
+  private static func namingReplacements(_ naming: Naming) -> [(command: String, fitting: String)] {
+    let resumes = ": it resumes from the bytes held (--refresh-url-command asks for one by itself)"
+    let inputFile = "out=NAME in an input file (-i)"
+    switch naming {
+    case .output:
+      return [(otherName, ", or choose another file name")]
+    case .directory:
+      return [
+        (directoryTarget, "remove or rename that directory, or choose another name with -o"),
+        (
+          freshURL,
+          "run haul again with a fresh URL of the same file (and -o NAME if its name differs)" + resumes
+        ),
+      ]
+    case .batch:
+      return [
+        (directoryTarget, "remove or rename that directory, or choose another name with \(inputFile)"),
+        (otherName, ", or \(inputFile) to choose another name"),
+        (
+          freshURL,
+          "run haul again with a fresh URL of the same file (and \(inputFile) if its name differs)" + resumes
+        ),
+      ]
+    }
+  }
 
   func translate(_ text: String) -> String {
     var text = text
@@ -87,8 +131,10 @@ struct CommandWording: Sendable, Equatable {
       }
     }
     for (library, command) in Self.replacements { text = text.replacing(library, with: command) }
-    if outputGiven {
-      text = text.replacing(", or -o to choose another name", with: ", or choose another file name")
+    if let naming {
+      for (command, fitting) in Self.namingReplacements(naming) {
+        text = text.replacing(command, with: fitting)
+      }
     }
     return text
   }

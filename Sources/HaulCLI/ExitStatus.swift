@@ -39,7 +39,7 @@ enum ExitStatus {
     (0, "the file is complete"),
     (1, "some other error, or a download whose state refuses it (pausing a complete one)"),
     (2, "bad command line or options"),
-    (3, "a local file could not be read or written"),
+    (3, "a local file could not be read or written, or the reader of -o - closed the pipe"),
     (4, "network error (gave up retrying)"),
     (5, "the server's TLS certificate could not be verified"),
     (6, "the server wants credentials or refused them"),

@@ -41,6 +41,9 @@ enum HaulCommand {
       sink.stdout("haul \(HaulLibrary.version)\n" + HaulLibrary.libraryVersions.map { $0 + "\n" }.joined())
       return ExitStatus.success
     case .download(var options):
+      // A reader that closes its pipe early (`haul -o - URL | head`) must not kill the process
+      // (status 141): the write fails with EPIPE instead, and the download ends with exit 3.
+      signal(SIGPIPE, SIG_IGN)
       do throws(UsageError) {
         try Credentials.complete(&options)
       } catch {
@@ -100,7 +103,7 @@ enum HaulCommand {
       now: { (ContinuousClock.now - clockStart) / .seconds(1) },
       width: { Terminal.stderrWidth() },
       label: NameCollisions.expectedName(source: options.url, destination: destination(for: options)),
-      wording: CommandWording(outputGiven: options.output != nil))
+      wording: CommandWording(naming: options.output != nil ? .output : .directory))
 
     let download: Download
     do throws(HaulError) {

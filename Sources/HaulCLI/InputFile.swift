@@ -41,7 +41,8 @@ struct InputFile {
     var connectionsPerServer: Int?
     /// `max-download-limit=RATE`; 0 lifts `--limit-rate` for this file.
     var rateLimit: Int64?
-    /// `max-tries=N` (aria2's 0: no limit), as `maxAttemptsWithoutProgress`.
+    /// `max-tries=N`: attempts, as aria2 counts them (aria2's 0: no limit), as
+    /// `maxAttemptsWithoutProgress`; `--retries` counts the retries after the first.
     var maxAttempts: Int?
     /// `timeout=SECONDS`.
     var timeout: Double?
@@ -115,7 +116,10 @@ struct InputFile {
       }
       options.rateLimit = rate
     },
-    Option(name: "max-tries", valueName: "N", help: "as --retries; 0 means no limit (aria2's meaning)") {
+    Option(
+      name: "max-tries", valueName: "N",
+      help: "attempts in a row, as aria2 counts them (--retries N-1); 0 means no limit (aria2's meaning)"
+    ) {
       options, value, spelling throws(UsageError) in
       guard let count = Int(value), count >= 0 else {
         throw UsageError("\(spelling): '\(value)' is not a whole number (0 for no limit)")

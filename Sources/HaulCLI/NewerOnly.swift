@@ -2,7 +2,9 @@ import FoundationEssentials
 import Haul
 
 /// `-N`/`--newer-only`, as wget's `-N` and curl's `-z FILE`: a finished local file is kept unless
-/// the server's copy changed after the file's modification time; a newer copy replaces it.
+/// the server's copy changed after the file's modification time; a newer copy replaces it. A
+/// server that gives no modification time cannot say: the file is kept (exit 3) unless haul
+/// made it from this URL.
 enum NewerOnly {
   enum Decision: Equatable {
     /// No local file (or not a regular one), or the server's copy is newer: download, replacing it.
@@ -23,16 +25,37 @@ enum NewerOnly {
       attributes[.type] as? FileAttributeType == .typeRegular,
       let modified = attributes[.modificationDate] as? Date
     else { return .download(replacing: false) }
+    let comparison: ServerCopy.Comparison
     do throws(HaulError) {
-      if try await ServerCopy.isNewer(options.url, than: modified, options: options.downloadOptions) {
-        return .download(replacing: true)
-      }
+      comparison = try await ServerCopy.compare(options.url, with: modified, options: options.downloadOptions)
     } catch {
       return .kept(HaulCommand.setupFailure(error, json: options.json, sink: sink))
     }
-    if !options.quiet, !options.json {
-      sink.stderr("haul: \(ProgressLine.sanitize(path)): not newer on the server, kept\n")
+    switch comparison {
+    case .newer:
+      return .download(replacing: true)
+    case .notNewer:
+      if !options.quiet, !options.json {
+        sink.stderr("haul: \(ProgressLine.sanitize(path)): not newer on the server, kept\n")
+      }
+      return .kept(ExitStatus.success)
+    case .unknown:
+      return undecided(path: path, options: options, sink: sink)
     }
-    return .kept(ExitStatus.success)
+  }
+
+  /// The server gives no modification time. A file haul finished from this URL goes to the
+  /// library, which never replaces it without --overwrite (it checks the server's validators);
+  /// any other file is kept, as haul without -N keeps it, with exit status 3 as haul gives a
+  /// file it may not replace: -N did not run, and a script must not take the old file for new.
+  static func undecided(path: String, options: CommandLineOptions, sink: OutputSink) -> Decision {
+    if options.overwrite { return .download(replacing: true) }
+    if ServerCopy.isFinishedDownload(at: path, of: options.url) { return .download(replacing: false) }
+    let shown = ProgressLine.sanitize(path)
+    let error = HaulError(
+      .fileSystem,
+      "the server gives no modification time, so -N cannot compare; kept \(shown)",
+      hint: "use --overwrite to replace it")
+    return .kept(HaulCommand.setupFailure(error, json: options.json, sink: sink))
   }
 }

@@ -2,6 +2,12 @@ import Dispatch
 import FoundationEssentials
 import Haul
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Turns download events into what the user sees: a progress line, log lines, or JSON.
 ///
 /// A value type owned by the task that consumes `Download.events`; time, width and output are
@@ -102,10 +108,22 @@ struct Reporter: Sendable {
       guard style != .quiet else { return }
       clearLine()
       sink.stderr(Self.summary(result, path: Self.shownPath(result.file, displayPath)) + "\n")
+    case .failed(let error) where Self.closedByReader(error):
+      // Not the user's mistake, nor a failure worth a hint: one short line, none when quiet.
+      guard style != .quiet else { return }
+      clearLine()
+      let target = file.flatMap { Self.shownPath($0, displayPath) }.map(ProgressLine.sanitize)
+      sink.stderr("haul: stopped: the reader of \(target ?? "standard output") closed it\n")
     case .failed(let error):
       clearLine()
       sink.stderr(Self.errorText(error, held: heldAmount()))
     }
+  }
+
+  /// Whether the download stopped because the reading end of its pipe was closed (`haul -o -
+  /// URL | head -c 100`, a FIFO whose reader left): a write failed with EPIPE (exit 3).
+  static func closedByReader(_ error: HaulError) -> Bool {
+    error.category == .fileSystem && (error.underlying as? SystemError)?.errno == EPIPE
   }
 
   /// The clock moved (a few times a second on a terminal): a wait's countdown is redrawn.

@@ -235,7 +235,7 @@ struct CommandEndToEndTests {
     let usage = try await Self.run(["--limit-rate", "fast", server.url("/f")], in: directory.url)
     #expect(usage.status == 2)
 
-    let refused = try await Self.run(["--retries", "1", "http://127.0.0.1:1/x"], in: directory.url)
+    let refused = try await Self.run(["--retries", "0", "http://127.0.0.1:1/x"], in: directory.url)
     #expect(refused.status == 4)
 
     let contents = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
@@ -249,7 +249,7 @@ struct CommandEndToEndTests {
     let directory = try TemporaryDirectory()
     for arguments in [["-o", "x"], []] {
       let result = try await Self.run(
-        arguments + ["--timeout", "0.5", "--retries", "1", silent.url("/x")], in: directory.url)
+        arguments + ["--timeout", "0.5", "--retries", "0", silent.url("/x")], in: directory.url)
       #expect(result.status == 4, "\(result.stderr)")
       #expect(result.stderr.hasPrefix("haul: timed out: no data for 0.5 s"), "\(result.stderr)")
       #expect(!result.stderr.contains("haul:  "), "\(result.stderr)")

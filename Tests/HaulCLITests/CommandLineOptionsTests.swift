@@ -36,7 +36,8 @@ struct CommandLineOptionsTests {
     #expect(!parsed.overwrite && !parsed.quiet && !parsed.json && !parsed.insecure)
     let library = parsed.downloadOptions
     #expect(library.connections == nil)
-    #expect(library.maxAttemptsWithoutProgress == 10)
+    // 10 retries after the first attempt.
+    #expect(library.maxAttemptsWithoutProgress == 11)
     #expect(library.stallTimeout == 30)
     #expect(library.verifyTLS)
     #expect(library.keepPartialOnCancel)
@@ -84,8 +85,21 @@ struct CommandLineOptionsTests {
     #expect(parsed.downloadOptions.rateLimit == expected)
   }
 
+  /// `--limit-rate 0` is no limit, as curl's and the input file's `max-download-limit=0`; the
+  /// last one given counts.
+  @Test(arguments: [
+    ["--limit-rate", "0"], ["--limit-rate=0K"], ["--limit-rate", "0.0M/s"],
+    ["--limit-rate", "2M", "--limit-rate", "0"],
+  ])
+  func zeroRateIsNoLimit(arguments: [String]) throws {
+    let parsed = try options(arguments + ["u"])
+    #expect(parsed.rateLimit == nil)
+    #expect(parsed.downloadOptions.rateLimit == nil)
+  }
+
   @Test func retriesAndTimeout() throws {
-    #expect(try options(["--retries", "3", "u"]).downloadOptions.maxAttemptsWithoutProgress == 3)
+    // N retries after a failed attempt, as curl's --retry N: N + 1 attempts for the library.
+    #expect(try options(["--retries", "3", "u"]).downloadOptions.maxAttemptsWithoutProgress == 4)
     #expect(try options(["--retries=1", "u"]).retries == 1)
     // inf is no limit (the library's Int.max).
     #expect(try options(["--retries=inf", "u"]).downloadOptions.maxAttemptsWithoutProgress == Int.max)
@@ -193,14 +207,28 @@ struct CommandLineOptionsTests {
       (["u", "--output"], "--output: missing FILE"),
       (["u", "--header"], "--header: missing 'NAME: VALUE'"),
       (["--output=", "u"], "--output: the file name is empty"),
+      (
+        ["-o", "a", "-o", "b", "u"],
+        "-o/--output is given twice ('a', then 'b'); it names the one file of one URL "
+          + "(with several URLs use --dir, or out=NAME in an input file)"
+      ),
+      (
+        ["--output=a", "u", "-ob", "v"],
+        "-o/--output is given twice ('a', then 'b'); it names the one file of one URL "
+          + "(with several URLs use --dir, or out=NAME in an input file)"
+      ),
       (["-d", "", "u"], "-d: the directory name is empty"),
       (["-x", "0", "u"], "-x: '0' is not a number from 1 to 64"),
       (["-x65", "u"], "-x: '65' is not a number from 1 to 64"),
       (["--connections=two", "u"], "--connections: 'two' is not a number from 1 to 64"),
       (["--connections=", "u"], "--connections: '' is not a number from 1 to 64"),
-      (["--limit-rate", "12Q", "u"], "--limit-rate: '12Q' is not a rate (examples: 500K, 2M)"),
-      (["--limit-rate=0", "u"], "--limit-rate: '0' is not a rate (examples: 500K, 2M)"),
-      (["--limit-rate=-5K", "u"], "--limit-rate: '-5K' is not a rate (examples: 500K, 2M)"),
+      (
+        ["--limit-rate", "12Q", "u"], "--limit-rate: '12Q' is not a rate (examples: 500K, 2M; 0 for no limit)"
+      ),
+      (["--limit-rate=-5K", "u"], "--limit-rate: '-5K' is not a rate (examples: 500K, 2M; 0 for no limit)"),
+      (["--limit-rate=-0", "u"], "--limit-rate: '-0' is not a rate (examples: 500K, 2M; 0 for no limit)"),
+      (["--limit-rate=0.1", "u"], "--limit-rate: '0.1' is not a rate (examples: 500K, 2M; 0 for no limit)"),
+      (["--limit-rate=0Q", "u"], "--limit-rate: '0Q' is not a rate (examples: 500K, 2M; 0 for no limit)"),
       (["--retries", "-1", "u"], "--retries: '-1' is not a whole number (0: no retries) or inf"),
       (["--retries=1.5", "u"], "--retries: '1.5' is not a whole number (0: no retries) or inf"),
       (["--retries=infinity", "u"], "--retries: 'infinity' is not a whole number (0: no retries) or inf"),
@@ -228,7 +256,17 @@ struct CommandLineOptionsTests {
     #expect(status == 2)
     #expect(capture.stdout.isEmpty)
     #expect(
-      capture.stderr == "haul: --limit-rate: '12Q' is not a rate (examples: 500K, 2M)\nTry 'haul --help'.\n")
+      capture.stderr
+        == "haul: --limit-rate: '12Q' is not a rate (examples: 500K, 2M; 0 for no limit)\nTry 'haul --help'.\n"
+    )
+  }
+
+  /// A second -o no longer silently wins over the first: exit 2, naming both.
+  @Test func repeatedOutputExitsTwo() async {
+    let capture = OutputCapture()
+    let status = await HaulCommand.run(arguments: ["-o", "a", "-o", "b", "http://h/f"], sink: capture.sink)
+    #expect(status == 2)
+    #expect(capture.stderr.hasPrefix("haul: -o/--output is given twice ('a', then 'b')"), "\(capture.stderr)")
   }
 
   @Test func suggestions() {

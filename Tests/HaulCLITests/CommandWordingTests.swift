@@ -5,53 +5,92 @@ import Testing
 
 /// The library's hints in the command's words.
 @Suite struct CommandWordingTests {
-  @Test(arguments: [
-    (LibraryWording.newDownloadResumes, false, "run the same command again to resume"),
-    (
-      "it was left as it is; " + LibraryWording.overwriteToFetchAgain, false,
-      "it was left as it is; use --overwrite to fetch it again"
-    ),
-    (
-      "the corrupt download was discarded; " + LibraryWording.runAgainToFetchAnew, false,
-      "the corrupt download was discarded; run the same command again to fetch it anew"
-    ),
-    (
-      "stopped; " + LibraryWording.newDownloadStartsOver, false,
-      "stopped; running the same command again starts over"
-    ),
-    // No "-o to choose another name" when -o named the file.
-    (
-      "use --overwrite to replace it, or -o to choose another name", false,
-      "use --overwrite to replace it, or -o to choose another name"
-    ),
-    (
-      "use --overwrite to replace it, or -o to choose another name", true,
-      "use --overwrite to replace it, or choose another file name"
-    ),
-    ("nothing to translate", true, "nothing to translate"),
-    (LibraryWording.raiseTimeout, false, "raise --timeout for slow servers"),
-    (
-      LibraryWording.fetchMovedAnew, true,
-      "use --overwrite to download the new URL's file from the start, or choose another file name"
-    ),
-    (
-      LibraryWording.targetIsDirectory, true,
-      "name a file in it with -o, or save into it with -d instead of -o"
-    ),
-  ])
-  func translates(library: String, outputGiven: Bool, command: String) {
-    #expect(CommandWording(outputGiven: outputGiven).translate(library) == command)
+  @Test(
+    arguments: [
+      (LibraryWording.newDownloadResumes, nil, "run the same command again to resume"),
+      (
+        "it was left as it is; " + LibraryWording.overwriteToFetchAgain, nil,
+        "it was left as it is; use --overwrite to fetch it again"
+      ),
+      (
+        "the corrupt download was discarded; " + LibraryWording.runAgainToFetchAnew, nil,
+        "the corrupt download was discarded; run the same command again to fetch it anew"
+      ),
+      (
+        "stopped; " + LibraryWording.newDownloadStartsOver, nil,
+        "stopped; running the same command again starts over"
+      ),
+      // No "-o to choose another name" when -o named the file.
+      (
+        "use --overwrite to replace it, or -o to choose another name", .directory,
+        "use --overwrite to replace it, or -o to choose another name"
+      ),
+      (
+        "use --overwrite to replace it, or -o to choose another name", .output,
+        "use --overwrite to replace it, or choose another file name"
+      ),
+      ("nothing to translate", .output, "nothing to translate"),
+      (LibraryWording.raiseTimeout, nil, "raise --timeout for slow servers"),
+      (
+        LibraryWording.fetchMovedAnew, .output,
+        "use --overwrite to download the new URL's file from the start, or choose another file name"
+      ),
+      (
+        LibraryWording.targetIsDirectory, .output,
+        "name a file in it with -o, or save into it with -d instead of -o"
+      ),
+      // Without -o, the directory is where the server's or the URL's name led: -o names another.
+      (
+        LibraryWording.targetIsDirectory, .directory,
+        "remove or rename that directory, or choose another name with -o"
+      ),
+      // Several URLs refuse -o: an input file's out=NAME names one.
+      (
+        LibraryWording.targetIsDirectory, .batch,
+        "remove or rename that directory, or choose another name with out=NAME in an input file (-i)"
+      ),
+      (
+        LibraryWording.replacePart, .batch,
+        "use --overwrite to replace it, or out=NAME in an input file (-i) to choose another name"
+      ),
+      (
+        LibraryWording.newURLToResume, .output,
+        "run haul again with a fresh URL of the same file and the same -o: it resumes from the bytes held "
+          + "(--refresh-url-command asks for one by itself)"
+      ),
+      (
+        LibraryWording.newURLToResume, .batch,
+        "run haul again with a fresh URL of the same file (and out=NAME in an input file (-i) if its name "
+          + "differs): it resumes from the bytes held (--refresh-url-command asks for one by itself)"
+      ),
+    ] as [(String, CommandWording.Naming?, String)])
+  func translates(library: String, naming: CommandWording.Naming?, command: String) {
+    #expect(CommandWording(naming: naming).translate(library) == command)
   }
 
-  /// Every library hint has the command's words: none names a library type to the user.
-  @Test(arguments: [
+  /// No hint for a download of several URLs suggests -o, which they refuse; none for a
+  /// download that -o named suggests -o to choose a name.
+  @Test(arguments: allLibraryHints)
+  func hintsFitHowTheFileWasNamed(hint: String) {
+    let batch = CommandWording(naming: .batch).translate(hint)
+    #expect(batch.firstMatch(of: /(^|[^-a-z])-o\b/) == nil, "\(batch)")
+    let named = CommandWording(naming: .output).translate(hint)
+    #expect(!named.contains("-o to choose"), "\(named)")
+    let directory = CommandWording(naming: .directory).translate(hint)
+    #expect(!directory.contains("instead of -o") && !directory.contains("the same -o"), "\(directory)")
+  }
+
+  static let allLibraryHints = [
     LibraryWording.overwriteToFetchAgain, LibraryWording.targetIsDirectory, LibraryWording.newDownloadResumes,
     LibraryWording.runAgainToFetchAnew, LibraryWording.newDownloadStartsOver, LibraryWording.newURLToResume,
     LibraryWording.continueOrReplaceTarget, LibraryWording.replacePart, LibraryWording.continueOrReplacePart,
     LibraryWording.replaceLink, LibraryWording.fetchMovedAnew, LibraryWording.replaceForeignPartial,
     LibraryWording.passCredentials, LibraryWording.proxyLogin, LibraryWording.raiseTimeout,
     LibraryWording.skipCertificateCheck, LibraryWording.skipHostKeyCheck,
-  ])
+  ]
+
+  /// Every library hint has the command's words: none names a library type to the user.
+  @Test(arguments: allLibraryHints)
   func everyLibraryHintIsTranslated(hint: String) {
     let shown = CommandWording().translate(hint)
     #expect(shown != hint)

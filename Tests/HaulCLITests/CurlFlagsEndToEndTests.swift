@@ -126,7 +126,7 @@ struct CurlFlagsEndToEndTests {
     // A proxy where nothing listens (port 1: no test binds it).
     let direct = try await Self.haul(
       [
-        "-q", "--retries", "1", "--noproxy", "127.0.0.1", "-o", directory.file("d.bin").path,
+        "-q", "--retries", "0", "--noproxy", "127.0.0.1", "-o", directory.file("d.bin").path,
         server.url("/r.bin"),
       ], environment: ["http_proxy": "http://127.0.0.1:1"])
     #expect(direct.status == 0, "\(direct)")

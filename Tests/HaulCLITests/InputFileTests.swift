@@ -179,7 +179,7 @@ struct InputFileTests {
     #expect(jobs.map(\.source) == ["http://h/first", "http://h/a.iso", "http://h/b.iso"])
     #expect(jobs[0].destination == .directory(URL(fileURLWithPath: "dl", isDirectory: true)))
     #expect(jobs[0].options.connections == 2 && jobs[0].options.rateLimit == 1 << 20)
-    #expect(jobs[0].options.maxAttemptsWithoutProgress == 5 && jobs[0].directory == "dl")
+    #expect(jobs[0].options.maxAttemptsWithoutProgress == 6 && jobs[0].directory == "dl")
     #expect(jobs[1].destination == .file(URL(fileURLWithPath: "dl/sub/renamed.iso")))
     #expect(jobs[1].directory == "dl/sub")
     #expect(jobs[1].options.connections == 8 && jobs[1].options.rateLimit == nil)

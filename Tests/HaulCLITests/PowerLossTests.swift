@@ -11,7 +11,7 @@ import Testing
 /// A model of power loss: writes that were not synced may be missing or garbage after a reboot.
 /// The sidecar claims only synced bytes, so whatever happens past the claim (or to the file's
 /// length) must not end in a wrong file. Each test interrupts a download (the server drops the
-/// connection and `--retries 1` gives up), damages the files as a power cut could, and reruns.
+/// connection and `--retries 0` gives up), damages the files as a power cut could, and reruns.
 @Suite("power loss: unsynced writes lost or garbled")
 struct PowerLossTests {
   static let size = 4 << 20
@@ -37,7 +37,7 @@ struct PowerLossTests {
     )
     let directory = try TemporaryDirectory()
     let first = try await HaulBinary.run([
-      "-q", "-x", "1", "--retries", "1", "-o", directory.file("file.bin").path, server.url("/file.bin"),
+      "-q", "-x", "1", "--retries", "0", "-o", directory.file("file.bin").path, server.url("/file.bin"),
     ])
     try #require(first.status == 4, "the first run should give up on the dropped connection: \(first)")
     let claim = try CrashTrialTests.checkDurableClaim(

@@ -65,7 +65,7 @@ struct RefreshURLCommandTests {
     let server = try Self.expiring(body)
     let directory = try TemporaryDirectory()
     let run = try await CommandEndToEndTests.run(
-      ["-o", "f", "--retries", "2", "--refresh-url-command", "echo \(server.url("/b"))", server.url("/a")],
+      ["-o", "f", "--retries", "1", "--refresh-url-command", "echo \(server.url("/b"))", server.url("/a")],
       in: directory.url)
     #expect(run.status == 0, "\(run.stderr)")
     do {
@@ -80,7 +80,7 @@ struct RefreshURLCommandTests {
     let server = try Self.expiring(body)
     let directory = try TemporaryDirectory()
     let run = try await CommandEndToEndTests.run(
-      ["-o", "f", "--retries", "2", "--refresh-url-command", "exit 7", server.url("/a")], in: directory.url)
+      ["-o", "f", "--retries", "1", "--refresh-url-command", "exit 7", server.url("/a")], in: directory.url)
     #expect(run.status != 0)
     #expect(run.stderr.contains("seems to have expired"), "\(run.stderr)")
     #expect(run.stderr.contains("--refresh-url-command exited with status 7"), "\(run.stderr)")
@@ -92,7 +92,7 @@ struct RefreshURLCommandTests {
     let server = try Self.expiring(body)
     let directory = try TemporaryDirectory()
     let run = try await CommandEndToEndTests.run(
-      ["-o", "f", "--retries", "2", server.url("/a")], in: directory.url)
+      ["-o", "f", "--retries", "1", server.url("/a")], in: directory.url)
     #expect(run.status == 8, "\(run.stderr)")
     #expect(run.stderr.contains("seems to have expired"), "\(run.stderr)")
     #expect(run.stderr.contains("fresh URL of the same file and the same -o"), "\(run.stderr)")

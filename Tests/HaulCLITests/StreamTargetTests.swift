@@ -49,7 +49,7 @@ struct StreamTargetTests {
     server.setResource("/f.bin", resource)
     let directory = try TemporaryDirectory()
     let result = try await Self.runPiped(
-      ["-o", "-", "--retries", "1", server.url("/f.bin")], in: directory.url)
+      ["-o", "-", "--retries", "0", server.url("/f.bin")], in: directory.url)
     #expect(result.status == 4, "\(result.stderr)")
     #expect(result.stdout.count == 100_000)
     #expect(

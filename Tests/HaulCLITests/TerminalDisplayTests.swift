@@ -20,7 +20,7 @@ struct TerminalDisplayTests {
     let terminal = try PseudoTerminal(columns: 100, rows: 5)
     let urls = ["http://127.0.0.1:1/gone.bin"] + (1...3).map { server.url("/f\($0).bin") }
     let (status, drawn) = try await terminal.run(
-      ["-j", "4", "-x", "1", "--retries", "2", "-d", "out"] + urls, in: directory.url)
+      ["-j", "4", "-x", "1", "--retries", "1", "-d", "out"] + urls, in: directory.url)
     #expect(status == 4, "\(drawn)")
     let screen = ScreenModel(drawn)
     let frames = frameLines(screen)
@@ -52,7 +52,7 @@ struct TerminalDisplayTests {
     let directory = try TemporaryDirectory()
     let terminal = try PseudoTerminal(columns: 120, rows: 20)
     let (status, drawn) = try await terminal.run(
-      ["--retries", "2", "http://127.0.0.1:1/gone.bin"], in: directory.url)
+      ["--retries", "1", "http://127.0.0.1:1/gone.bin"], in: directory.url)
     #expect(status == 4, "\(drawn)")
     let screen = ScreenModel(drawn)
     #expect(
