@@ -1,6 +1,12 @@
 import FoundationEssentials
 import Haul
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `haul pause ID…|--all`, `haul resume ID…|--all`, `haul rm [--delete-files] ID…`: ids in full
 /// or as unique prefixes (at least 4 digits); every id is checked before anything changes, and
 /// the change is one transaction (a wrong id, or pausing a finished download, changes nothing).
@@ -88,7 +94,7 @@ enum ChangeCommand {
     } catch {
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
     }
-    let resolved: (ids: [DownloadID], names: [DownloadID: String])?
+    let resolved: (ids: [DownloadID], downloads: [DownloadID: DownloadSnapshot])?
     do throws(HaulError) {
       resolved = all ? nil : try access.resolve(given)
     } catch {
@@ -97,7 +103,7 @@ enum ChangeCommand {
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
     }
     let ids = resolved?.ids
-    let names = resolved?.names ?? [:]
+    let downloads = resolved?.downloads ?? [:]
     do throws(HaulError) {
       do throws(HaulError) {
         switch verb {
@@ -112,7 +118,12 @@ enum ChangeCommand {
       if !quiet {
         if let ids {
           sink.stderr(
-            ids.map { "haul: \(verb.past) \($0)" + (names[$0].map { " (\($0))" } ?? "") + "\n" }.joined())
+            ids.map { id in
+              let download = downloads[id]
+              let kept = deleteFiles ? download.flatMap(keptFile) : nil
+              return "haul: \(verb.past) \(id)" + (download.map { " (\(ListTable.name(of: $0)))" } ?? "")
+                + (kept.map { "; " + $0 } ?? "") + "\n"
+            }.joined())
         } else {
           sink.stderr("haul: \(verb.past) every download it applies to\n")
         }
@@ -122,6 +133,23 @@ enum ChangeCommand {
       await access.close()
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
     }
+  }
+
+  /// What `rm --delete-files` left of a download, and why: a file still at its name is one haul
+  /// did not make (changed after it finished, or never haul's), so it is the user's to delete.
+  static func keptFile(of download: DownloadSnapshot) -> String? {
+    guard let path = download.file?.path else { return nil }
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return nil }
+    let shown = ProgressLine.sanitize(path)
+    if download.finishedAt != nil, let total = download.totalBytes, info.st_mode & S_IFMT == S_IFREG,
+      Int64(info.st_size) != total
+    {
+      return "kept \(shown): it changed after haul finished it (\(info.st_size) bytes, finished with "
+        + "\(total)), and --delete-files deletes only what haul made; delete it yourself if you want it gone"
+    }
+    return "kept \(shown): it is not the file haul made, and --delete-files deletes only what haul made; "
+      + "delete it yourself if you want it gone"
   }
 
   /// The manager refuses a download in the wrong state (pausing a complete one, resuming a

@@ -190,6 +190,48 @@ struct RunTests {
     expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
   }
 
+  /// What `haul ls` says to do about a changed finished file works: resume alone would meet the
+  /// file again and refuse it.
+  @Test func theListedRemedyForAChangedFinishedFileWorks() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 10_000, on: server, seed: 88)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out", files[0].url])
+    #expect(try await fixture.run("run").status == 0)
+    let changed = Data("changed by hand\n".utf8)
+    try changed.write(to: fixture.directory.file("out/" + files[0].name))
+    let hint = try await fixture.download(ids[0])?["hint"] ?? ""
+    #expect(hint == "it was left as it is; move or delete it, then resume the download to fetch it again")
+    try FileManager.default.moveItem(
+      at: fixture.directory.file("out/" + files[0].name), to: fixture.directory.file("kept.bin"))
+    #expect(try await fixture.run("resume", [ids[0]]).status == 0)
+    let again = try await fixture.run("run")
+    #expect(again.status == 0, "\(again)")
+    expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
+    #expect(fixture.contents("kept.bin") == Array(changed))
+  }
+
+  /// `rm --delete-files` deletes a finished file haul made, and says why it keeps one changed since.
+  @Test func removingWithItsFilesSaysWhyAChangedFinishedFileIsKept() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(2, size: 10_000, on: server, seed: 89)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out"] + files.map(\.url))
+    #expect(try await fixture.run("run").status == 0)
+    let changed = Data("changed by hand\n".utf8)
+    try changed.write(to: fixture.directory.file("out/" + files[1].name))
+    let removed = try await fixture.run("rm", ["--delete-files"] + ids)
+    #expect(removed.status == 0, "\(removed)")
+    #expect(removed.stderr.contains("haul: removed \(ids[0]) (\(files[0].name))\n"), "\(removed)")
+    let path = fixture.directory.file("out/" + files[1].name).path
+    #expect(
+      removed.stderr.contains(
+        "haul: removed \(ids[1]) (\(files[1].name)); kept \(path): it changed after haul finished it (16 bytes, "
+          + "finished with \(files[1].body.count)), and --delete-files deletes only what haul made"), "\(removed)")
+    #expect(!fixture.directory.exists("out/" + files[0].name))
+    #expect(fixture.contents("out/" + files[1].name) == Array(changed))
+  }
+
   @Test func aFailedDownloadGivesTheBatchStatusAndSIGTERMStopsWithEverythingKept() async throws {
     let server = try TestServer()
     // One connection at its rate: 40 s, so SIGTERM lands mid-download on a loaded machine.
