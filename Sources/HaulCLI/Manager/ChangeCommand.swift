@@ -90,7 +90,9 @@ enum ChangeCommand {
     }
     let access: CatalogAccess
     do throws(HaulError) {
-      access = try await CatalogAccess.open(try ManagerCommand.location(arguments, context), creating: false)
+      let location = try ManagerCommand.location(arguments, context)
+      try location.requireExisting()
+      access = try await CatalogAccess.open(location, creating: false)
     } catch {
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
     }
