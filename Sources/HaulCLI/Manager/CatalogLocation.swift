@@ -46,6 +46,13 @@ struct CatalogLocation: Equatable {
     return LocalDirectory.withoutTrailingSlashes(home) + "/.local/share"
   }
 
+  /// Whether something is at the catalog's name (a symbolic link counts, dangling or not: opening
+  /// it is refused with its own message, never taken for a missing catalog).
+  var exists: Bool {
+    var info = stat()
+    return lstat(path, &info) == 0
+  }
+
   /// For the subcommands that change or list a catalog but do not make one (`pause`, `resume`,
   /// `rm`, `ls`): a mistyped `--catalog` is said, not made into a new empty catalog.
   ///

@@ -29,6 +29,24 @@ struct CatalogRefusalTests {
     #expect(after.filter { !entries.contains($0) }.allSatisfy { $0 == "catalog.sqlite.lock" }, "\(after)")
   }
 
+  /// A dangling symbolic link at the catalog's name is refused by every subcommand alike (run
+  /// too, which once took it for a missing catalog), and nothing is made where it points.
+  @Test func aDanglingLinkIsRefusedByEverySubcommand() async throws {
+    let fixture = try CatalogFixture()
+    let target = fixture.directory.file("elsewhere/catalog.sqlite").path
+    try FileManager.default.createSymbolicLink(atPath: fixture.catalog.path, withDestinationPath: target)
+    for (name, arguments) in Self.commands {
+      let outcome = try await fixture.run(name, arguments)
+      #expect(outcome.status == 3, "\(name): \(outcome)")
+      #expect(
+        outcome.stderr.contains(
+          "\(fixture.catalog.path) is a symbolic link; haul does not write through links"),
+        "\(name): \(outcome)")
+      #expect(try FileManager.default.destinationOfSymbolicLink(atPath: fixture.catalog.path) == target)
+    }
+    #expect(!fixture.directory.exists("elsewhere"))
+  }
+
   /// A mistyped --catalog: the subcommands that change or list a catalog say there is none, exit
   /// 3 as for a missing input file, and make nothing; only add makes a catalog.
   @Test func aMissingCatalogIsSaidAndNotMade() async throws {
