@@ -114,7 +114,7 @@ enum ChangeCommand {
         case .remove: try await access.remove(ids ?? [], deletingFiles: deleteFiles)
         }
       } catch {
-        throw Self.stateConflict(error)
+        throw Self.stateConflict(error, among: ids?.count ?? 0, verb: verb)
       }
       await access.close()
       if !quiet {
@@ -159,8 +159,15 @@ enum ChangeCommand {
   /// is the download's state that conflicts, so it exits 1 (some other error), as another haul
   /// holding the same file does, and without "Try 'haul pause --help'". The ids are resolved
   /// by then, so every `.invalidInput` here is such a refusal.
-  static func stateConflict(_ error: HaulError) -> HaulError {
+  /// With several ids, it says that none of them changed: the change is one transaction.
+  static func stateConflict(_ error: HaulError, among count: Int = 1, verb: Verb = .pause) -> HaulError {
     guard error.category == .invalidInput else { return error }
-    return HaulError(.generic, error.message, hint: error.hint, underlying: error)
+    guard count > 1 else { return HaulError(.generic, error.message, hint: error.hint, underlying: error) }
+    let lines =
+      [error.message] + (error.hint.map { [$0] } ?? []) + [
+        "nothing was \(verb.past): haul \(verb.rawValue) changes all the downloads given or none; "
+          + "give the others without it"
+      ]
+    return HaulError(.generic, lines.joined(separator: "\n"), underlying: error)
   }
 }

@@ -227,9 +227,39 @@ struct RunTests {
     #expect(
       removed.stderr.contains(
         "haul: removed \(ids[1]) (\(files[1].name)); kept \(path): it changed after haul finished it (16 bytes, "
-          + "finished with \(files[1].body.count)), and --delete-files deletes only what haul made"), "\(removed)")
+          + "finished with \(files[1].body.count)), and --delete-files deletes only what haul made"),
+      "\(removed)")
     #expect(!fixture.directory.exists("out/" + files[0].name))
     #expect(fixture.contents("out/" + files[1].name) == Array(changed))
+  }
+
+  /// pause and resume change all the ids given or none: with a complete one among them, the
+  /// others stay as they were, and the message says so.
+  @Test func aCompleteDownloadAmongTheIdsChangesNoneAndSaysSo() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 10_000, on: server, seed: 90)
+    let fixture = try CatalogFixture()
+    let done = try await fixture.add(["-d", "out", files[0].url])[0]
+    #expect(try await fixture.run("run").status == 0)
+    let queued = try await fixture.add(["http://127.0.0.1:9/q.bin"])[0]
+    let paused = try await fixture.add(["--paused", "http://127.0.0.1:9/p.bin"])[0]
+    let pause = try await fixture.run("pause", [queued, done])
+    #expect(pause.status == 1, "\(pause)")
+    #expect(
+      pause.stderr
+        == "haul: download \(done) is complete: there is nothing to pause\nhaul: nothing was paused: haul pause "
+        + "changes all the downloads given or none; give the others without it\n", "\(pause)")
+    let resume = try await fixture.run("resume", [paused, done])
+    #expect(resume.status == 1, "\(resume)")
+    #expect(
+      resume.stderr.hasSuffix(
+        "haul: nothing was resumed: haul resume changes all the downloads given or none; give the others without it\n"
+      ), "\(resume)")
+    #expect(try await fixture.download(queued)?["state"] == "queued")
+    #expect(try await fixture.download(paused)?["state"] == "paused")
+    // One id alone: the refusal as it was.
+    let alone = try await fixture.run("pause", [done])
+    #expect(alone.stderr == "haul: download \(done) is complete: there is nothing to pause\n", "\(alone)")
   }
 
   @Test func aFailedDownloadGivesTheBatchStatusAndSIGTERMStopsWithEverythingKept() async throws {
