@@ -97,8 +97,10 @@ enum RunCommand {
     }
     await manager.waitUntilIdle()
     await owner.close()
+    // What an interrupted run left queued (a closed manager still lists its downloads).
+    let waiting = manager.snapshot().downloads.filter { $0.state == .queued }.map(\.id)
     var finished = await consumer.value
-    return finished.finish(interrupted: stop.isRequested)
+    return finished.finish(interrupted: stop.isRequested, waiting: waiting)
   }
 }
 

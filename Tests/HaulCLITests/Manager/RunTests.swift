@@ -262,6 +262,25 @@ struct RunTests {
     #expect(alone.stderr == "haul: download \(done) is complete: there is nothing to pause\n", "\(alone)")
   }
 
+  /// Interrupted with downloads still queued, the closing count includes them as not started:
+  /// it counts what the run had to do, not only what it began.
+  @Test func anInterruptedRunCountsWhatItLeftQueued() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(3, size: 3_000_000, on: server, bytesPerSecond: 20_000, seed: 91)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url))
+    let runner = try fixture.start("run", ["-j", "1"])
+    try await CatalogFixture.waitUntil("the first download has bytes") {
+      (Int64(try await fixture.download(ids[0])?["bytes"] ?? "") ?? 0) > 0
+    }
+    runner.signal(SIGINT)
+    let stopped = await runner.wait()
+    #expect(stopped.status == 130, "\(stopped)")
+    #expect(
+      stopped.stderr.contains(": 0 done, 1 stopped, 2 not started; run the same command again to resume"),
+      "\(stopped)")
+  }
+
   @Test func aFailedDownloadGivesTheBatchStatusAndSIGTERMStopsWithEverythingKept() async throws {
     let server = try TestServer()
     // One connection at its rate: 40 s, so SIGTERM lands mid-download on a loaded machine.
