@@ -36,13 +36,7 @@ package enum RPCSecret {
     case .given(let secret):
       return Loaded(secret: try checked(secret, from: "--rpc-secret"), path: nil, created: false)
     case .file(let path):
-      let bytes: [UInt8]
-      do {
-        bytes = try UserFiles.readAll(path: path, limit: maximumLength)
-      } catch {
-        throw error.haulError
-      }
-      return Loaded(secret: try checked(firstLine(bytes), from: path), path: path, created: false)
+      return Loaded(secret: try readGiven(path), path: path, created: false)
     case .generated(let path):
       if let existing = try readKept(path) { return Loaded(secret: existing, path: path, created: false) }
       return Loaded(secret: try create(path), path: path, created: true)
@@ -63,12 +57,8 @@ package enum RPCSecret {
       throw error.haulError
     }
     do {
-      let mode = try file.status().st_mode
-      guard mode & 0o077 == 0 else {
-        throw HaulError(
-          .fileSystem, "\(path) can be read by other users (mode \(String(mode & 0o777, radix: 8)))",
-          hint: "chmod 600 \(path), or remove it to have a new secret made")
-      }
+      try requirePrivate(
+        try file.status(), path, hint: "chmod 600 \(path), or remove it to have a new secret made")
     } catch let error as SystemError {
       throw HaulError(.fileSystem, "cannot check \(path)", underlying: error)
     } catch let error as HaulError {
@@ -84,6 +74,38 @@ package enum RPCSecret {
       throw error
     } catch {
       throw HaulError(.fileSystem, "cannot read \(path)")
+    }
+  }
+
+  /// The secret in the file the user names: followed like any path they type (a link into a
+  /// secrets directory, a pipe from `<(…)`), but a regular file others can read is refused, as
+  /// the kept one is, since a secret others can read protects nothing.
+  private static func readGiven(_ path: String) throws(HaulError) -> String {
+    let descriptor = SystemCall.retryingEINTR { open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) }
+    guard descriptor >= 0 else { throw LocalFileError(path, call: "open", errno: errno).haulError }
+    defer { close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else {
+      throw HaulError(.fileSystem, "cannot check \(path)", underlying: SystemError("fstat", errno: errno))
+    }
+    if info.st_mode & S_IFMT == S_IFDIR { throw LocalFileError(path, .notRegular("a directory")).haulError }
+    if info.st_mode & S_IFMT == S_IFREG { try requirePrivate(info, path, hint: "chmod 600 \(path)") }
+    let bytes: [UInt8]
+    do {
+      bytes = try UserFiles.readAll(descriptor: descriptor, limit: maximumLength, name: path)
+    } catch {
+      throw error.haulError
+    }
+    return try checked(firstLine(bytes), from: path)
+  }
+
+  /// Refuses a secret's file that users other than its owner can read or write.
+  private static func requirePrivate(_ info: stat, _ path: String, hint: String) throws(HaulError) {
+    let mode = info.st_mode
+    guard mode & 0o077 == 0 else {
+      throw HaulError(
+        .fileSystem, "\(path) can be read by other users (mode \(String(mode & 0o777, radix: 8)))", hint: hint
+      )
     }
   }
 

@@ -33,7 +33,8 @@ enum ManagerFiles {
       return HaulError(
         .fileSystem,
         "the finished file \(file) changed since (\(info.st_size) bytes, finished with \(total))",
-        hint: "resume it to download it again")
+        // Resuming alone fails: a run never replaces bytes Haul did not write.
+        hint: "it was left as it is; move or delete it, then resume the download to fetch it again")
     }
     return nil
   }

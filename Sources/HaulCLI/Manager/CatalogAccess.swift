@@ -60,29 +60,29 @@ enum CatalogAccess {
     }
   }
 
-  /// The ids the user typed, resolved against the catalog, all or nothing; with the name of each
-  /// for messages.
-  func resolve(_ given: [String]) throws(HaulError) -> (ids: [DownloadID], names: [DownloadID: String]) {
+  /// The ids the user typed, resolved against the catalog, all or nothing; with each one as
+  /// listed (its name and file, for messages).
+  func resolve(_ given: [String]) throws(HaulError) -> (
+    ids: [DownloadID], downloads: [DownloadID: DownloadSnapshot]
+  ) {
     let resolver = try IDResolver(given)
     switch self {
     case .direct(let manager):
       let ids = try resolver.resolve(among: manager.downloads().map(\.id))
-      var names: [DownloadID: String] = [:]
-      for id in ids {
-        if let download = manager.download(id) { names[id] = ListTable.name(of: download) }
-      }
-      return (ids, names)
+      var downloads: [DownloadID: DownloadSnapshot] = [:]
+      for id in ids { downloads[id] = manager.download(id) }
+      return (ids, downloads)
     case .owner(let client):
       // Everything the owner committed is in the catalog; read it without disturbing the owner.
-      var known: [(DownloadID, String)] = []
+      var matcher = IDResolver.Matcher(resolver)
+      var candidates: [DownloadID: DownloadSnapshot] = [:]
       try DownloadManager.read(catalog: URL(fileURLWithPath: client.location.path)) { download in
-        known.append((download.id, ListTable.name(of: download)))
+        matcher.feed(download.id)
+        let text = download.id.description
+        if resolver.prefixes.contains(where: { text.hasPrefix($0) }) { candidates[download.id] = download }
       }
-      let ids = try resolver.resolve(among: known.map(\.0))
-      let wanted = Set(ids)
-      return (
-        ids, Dictionary(known.filter { wanted.contains($0.0) }, uniquingKeysWith: { first, _ in first })
-      )
+      let ids = try matcher.result().compactMap(DownloadID.init)
+      return (ids, candidates.filter { ids.contains($0.key) })
     }
   }
 

@@ -46,6 +46,28 @@ struct CatalogLocation: Equatable {
     return LocalDirectory.withoutTrailingSlashes(home) + "/.local/share"
   }
 
+  /// Whether something is at the catalog's name (a symbolic link counts, dangling or not: opening
+  /// it is refused with its own message, never taken for a missing catalog).
+  var exists: Bool {
+    var info = stat()
+    return lstat(path, &info) == 0
+  }
+
+  /// For the subcommands that change or list a catalog but do not make one (`pause`, `resume`,
+  /// `rm`, `ls`): a mistyped `--catalog` is said, not made into a new empty catalog.
+  ///
+  /// - Throws: `.fileSystem` when nothing is at the catalog's name.
+  func requireExisting() throws(HaulError) {
+    var info = stat()
+    guard lstat(path, &info) != 0 else { return }
+    // Other failures (no permission) are left to the open, which names them.
+    guard errno == ENOENT || errno == ENOTDIR else { return }
+    throw HaulError(
+      .fileSystem, "no catalog at \(shown)",
+      hint: isDefault
+        ? "haul add URL makes it" : "check the path; haul add --catalog \(shown) URL makes a catalog there")
+  }
+
   /// The socket beside the catalog through which its owner takes requests.
   var controlSocket: String { path + ".sock" }
 

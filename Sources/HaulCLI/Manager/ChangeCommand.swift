@@ -1,6 +1,12 @@
 import FoundationEssentials
 import Haul
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `haul pause ID…|--all`, `haul resume ID…|--all`, `haul rm [--delete-files] ID…`: ids in full
 /// or as unique prefixes (at least 4 digits); every id is checked before anything changes, and
 /// the change is one transaction (a wrong id, or pausing a finished download, changes nothing).
@@ -84,11 +90,13 @@ enum ChangeCommand {
     }
     let access: CatalogAccess
     do throws(HaulError) {
-      access = try await CatalogAccess.open(try ManagerCommand.location(arguments, context), creating: false)
+      let location = try ManagerCommand.location(arguments, context)
+      try location.requireExisting()
+      access = try await CatalogAccess.open(location, creating: false)
     } catch {
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
     }
-    let resolved: (ids: [DownloadID], names: [DownloadID: String])?
+    let resolved: (ids: [DownloadID], downloads: [DownloadID: DownloadSnapshot])?
     do throws(HaulError) {
       resolved = all ? nil : try access.resolve(given)
     } catch {
@@ -97,7 +105,7 @@ enum ChangeCommand {
       return ManagerCommand.failure(error, verb.rawValue, sink: sink)
     }
     let ids = resolved?.ids
-    let names = resolved?.names ?? [:]
+    let downloads = resolved?.downloads ?? [:]
     do throws(HaulError) {
       do throws(HaulError) {
         switch verb {
@@ -106,13 +114,18 @@ enum ChangeCommand {
         case .remove: try await access.remove(ids ?? [], deletingFiles: deleteFiles)
         }
       } catch {
-        throw Self.stateConflict(error)
+        throw Self.stateConflict(error, among: ids?.count ?? 0, verb: verb)
       }
       await access.close()
       if !quiet {
         if let ids {
           sink.stderr(
-            ids.map { "haul: \(verb.past) \($0)" + (names[$0].map { " (\($0))" } ?? "") + "\n" }.joined())
+            ids.map { id in
+              let download = downloads[id]
+              let kept = deleteFiles ? download.flatMap(keptFile) : nil
+              return "haul: \(verb.past) \(id)" + (download.map { " (\(ListTable.name(of: $0)))" } ?? "")
+                + (kept.map { "; " + $0 } ?? "") + "\n"
+            }.joined())
         } else {
           sink.stderr("haul: \(verb.past) every download it applies to\n")
         }
@@ -124,13 +137,37 @@ enum ChangeCommand {
     }
   }
 
+  /// What `rm --delete-files` left of a download, and why: a file still at its name is one haul
+  /// did not make (changed after it finished, or never haul's), so it is the user's to delete.
+  static func keptFile(of download: DownloadSnapshot) -> String? {
+    guard let path = download.file?.path else { return nil }
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return nil }
+    let shown = ProgressLine.sanitize(path)
+    if download.finishedAt != nil, let total = download.totalBytes, info.st_mode & S_IFMT == S_IFREG,
+      Int64(info.st_size) != total
+    {
+      return "kept \(shown): it changed after haul finished it (\(info.st_size) bytes, finished with "
+        + "\(total)), and --delete-files deletes only what haul made; delete it yourself if you want it gone"
+    }
+    return "kept \(shown): it is not the file haul made, and --delete-files deletes only what haul made; "
+      + "delete it yourself if you want it gone"
+  }
+
   /// The manager refuses a download in the wrong state (pausing a complete one, resuming a
   /// complete one whose file is there) as `.invalidInput`, but the command line was right: it
   /// is the download's state that conflicts, so it exits 1 (some other error), as another haul
   /// holding the same file does, and without "Try 'haul pause --help'". The ids are resolved
   /// by then, so every `.invalidInput` here is such a refusal.
-  static func stateConflict(_ error: HaulError) -> HaulError {
+  /// With several ids, it says that none of them changed: the change is one transaction.
+  static func stateConflict(_ error: HaulError, among count: Int = 1, verb: Verb = .pause) -> HaulError {
     guard error.category == .invalidInput else { return error }
-    return HaulError(.generic, error.message, hint: error.hint, underlying: error)
+    guard count > 1 else { return HaulError(.generic, error.message, hint: error.hint, underlying: error) }
+    let lines =
+      [error.message] + (error.hint.map { [$0] } ?? []) + [
+        "nothing was \(verb.past): haul \(verb.rawValue) changes all the downloads given or none; "
+          + "give the others without it"
+      ]
+    return HaulError(.generic, lines.joined(separator: "\n"), underlying: error)
   }
 }

@@ -43,6 +43,7 @@ enum ListCommand {
     let location: CatalogLocation
     do throws(HaulError) {
       location = try ManagerCommand.location(arguments, context)
+      try location.requireExisting()
     } catch {
       return ManagerCommand.failure(error, "ls", sink: sink)
     }

@@ -40,7 +40,8 @@ enum RunCommand {
     let stop = StopRequest()
     do throws(HaulError) {
       location = try ManagerCommand.location(arguments, context)
-      guard FileManager.default.fileExists(atPath: location.path) else {
+      // lstat: a dangling link is refused when opened, as every subcommand refuses one.
+      guard location.exists else {
         if !options.quiet, !options.json {
           sink.stderr(
             "haul: nothing to run: there is no catalog at \(location.shown) (haul add queues downloads)\n")
@@ -96,8 +97,10 @@ enum RunCommand {
     }
     await manager.waitUntilIdle()
     await owner.close()
+    // What an interrupted run left queued (a closed manager still lists its downloads).
+    let waiting = manager.snapshot().downloads.filter { $0.state == .queued }.map(\.id)
     var finished = await consumer.value
-    return finished.finish(interrupted: stop.isRequested)
+    return finished.finish(interrupted: stop.isRequested, waiting: waiting)
   }
 }
 

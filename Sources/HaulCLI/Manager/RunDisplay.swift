@@ -85,12 +85,15 @@ struct RunDisplay: Sendable {
 
   /// The closing count, and the exit status: 130 when interrupted, else that of the first
   /// download that failed in the order they started, else 0. A download stopped by the end of
-  /// the run counts as stopped; paused and cancelled ones are not counted. Under -q the count
-  /// is shown only when something failed (as `haul URL… -q`), and never when nothing was counted.
-  mutating func finish(interrupted: Bool) -> Int32 {
-    let counted = statuses.indices.filter { !left.contains($0) }.map {
+  /// the run counts as stopped; paused and cancelled ones are not counted; `waiting` (still
+  /// queued when the run ended) that never started count as not started, so that an
+  /// interrupted run counts what it left to do. Under -q the count is shown only when something
+  /// failed (as `haul URL… -q`), and never when nothing was counted.
+  mutating func finish(interrupted: Bool, waiting: [DownloadID] = []) -> Int32 {
+    var counted: [Int32?] = statuses.indices.filter { !left.contains($0) }.map {
       statuses[$0] ?? ExitStatus.interrupted
     }
+    counted += waiting.filter { indices[$0] == nil }.map { _ in nil }
     // The reporter decides what -q shows (the count only after a failure), so that haul run and
     // the batch command agree; a run that had nothing to do said so once and counts nothing.
     if !json, !counted.isEmpty {

@@ -346,9 +346,14 @@ package final class Aria2Methods: Sendable {
     }
     object["max-download-limit"] = .string(String(options.downloadLimit ?? 0))
     if let headers = options.headers { object["header"] = .string(headers.joined(separator: "\n")) }
-    if let tries = options.maxTries { object["max-tries"] = .string(String(tries)) }
-    if let timeout = options.timeout { object["timeout"] = .string(String(Int(timeout))) }
-    if let agent = options.userAgent { object["user-agent"] = .string(agent) }
+    // Haul's own defaults where none was set, as aria2 lists its defaults (AriaNg shows a blank
+    // otherwise); each reads back unchanged if a client writes them back. Connections have no
+    // fixed default (automatic, up to 16), so split and max-connection-per-server stay unlisted.
+    let engine = DownloadOptions()
+    let tries = options.maxTries ?? Aria2Options.aria2Tries(engine.maxAttemptsWithoutProgress)
+    object["max-tries"] = .string(String(tries))
+    object["timeout"] = .string(String(Int(options.timeout ?? engine.stallTimeout)))
+    object["user-agent"] = .string(options.userAgent ?? engine.userAgent)
     object["allow-overwrite"] = options.allowOverwrite == true ? "true" : "false"
     object["check-certificate"] = options.checkCertificate == false ? "false" : "true"
     object["continue"] = "true"

@@ -60,9 +60,19 @@ enum Aria2Status {
     ]
   }
 
-  /// `getUris`: the download's URL, "used" (Haul fetches a file from one URL).
+  /// `getUris`: the download's URL (Haul fetches a file from one URL), "used" once it has been
+  /// fetched from, "waiting" before, as aria2 marks a queued or paused download's never tried.
   static func uris(_ download: DownloadSnapshot) -> JSONValue {
-    [["uri": .string(download.url), "status": "used"]]
+    [["uri": .string(download.url), "status": hasStarted(download) ? "used" : "waiting"]]
+  }
+
+  /// Whether the download has ever reached its server: a waiting one without bytes or a known
+  /// size has not.
+  static func hasStarted(_ download: DownloadSnapshot) -> Bool {
+    switch download.state {
+    case .queued, .paused: download.bytes > 0 || download.totalBytes != nil || download.finalURL != nil
+    case .active, .complete, .failed, .removed: true
+    }
   }
 
   /// `getServers` for an active download: the URL it fetches from, where redirects led, the speed.

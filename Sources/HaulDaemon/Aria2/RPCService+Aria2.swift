@@ -25,8 +25,8 @@ extension RPCService {
   }
 
   /// One request body (a call, or a batch as a JSON array) to its reply body, serialized as
-  /// aria2 does; nil when the request held only notifications (nothing to answer). Malformed
-  /// input gets its JSON-RPC error, never a throw.
+  /// aria2 does; nil when there is nothing to answer. Malformed input (a request without id
+  /// too, as aria2 reads it) gets its JSON-RPC error, never a throw.
   package func reply(to request: [UInt8]) async -> [UInt8]? {
     let response = await respond(to: request)
     return response == .none ? nil : response.body()

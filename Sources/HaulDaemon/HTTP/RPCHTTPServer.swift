@@ -234,7 +234,7 @@ final class RPCHTTPServer {
 
   /// Sends a notification (a JSON-RPC request without id) to every WebSocket client.
   func broadcast(_ text: [UInt8]) {
-    for session in sessions.values { session.sendText(text) }
+    for session in sessions.values { session.notify(text) }
   }
 
   // MARK: - Stopping

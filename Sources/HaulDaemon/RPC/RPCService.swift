@@ -21,7 +21,8 @@ package struct RPCMethod: Sendable {
 /// Answers JSON-RPC requests the way aria2 does: every method but `system.listMethods` and
 /// `system.listNotifications` needs `"token:SECRET"` as its first parameter (compared in
 /// constant time); `system.multicall` runs its calls in order, each with its own token; a
-/// batch runs its calls in order and answers all but the notifications. An answer holding an
+/// batch runs its calls in order and answers each (a request without id gets aria2's Invalid
+/// Request, and runs nothing). An answer holding an
 /// "Unauthorized" error is sent a second later, as aria2 does, to slow down guessing.
 ///
 /// Threads: any; the methods it holds are Sendable.
@@ -62,7 +63,7 @@ package final class RPCService: Sendable {
       for item in items {
         if let reply = await reply(to: item, unauthorized: &unauthorized) { replies.append(reply) }
       }
-      response = replies.isEmpty ? .none : .batch(replies)
+      response = .batch(replies)
     }
     if unauthorized { try? await Task.sleep(for: unauthorizedDelay) }
     return response

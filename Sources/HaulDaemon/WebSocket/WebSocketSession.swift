@@ -24,6 +24,11 @@ final class WebSocketSession {
   private var closing = false
   private var ended = false
   private var lastHeard = ContinuousClock.now
+  /// Notifications that came while a message was being answered: sent after its answer, as
+  /// aria2 sends them, so that a client learns a gid from `addUri` before its `onDownloadStart`.
+  private var held: [[UInt8]] = []
+  /// Held notifications are sent once this many wait: a slow call must not hold them unbounded.
+  static let maximumHeld = 1024
 
   init(id: Int, connection: OpaquePointer, bufferevent: OpaquePointer, server: RPCHTTPServer) {
     self.id = id
@@ -98,6 +103,7 @@ final class WebSocketSession {
   private func answered(_ response: RPCResponse) {
     inFlight -= 1
     if let json = response.json { sendText(json.serialized) }
+    sendHeld()
     if readingPaused && inFlight < server.configuration.maximumWebSocketInFlight && !closing {
       readingPaused = false
       _ = cevent_bufferevent_enable(bufferevent, Int16(CEVENT_EV_READ))
@@ -105,6 +111,19 @@ final class WebSocketSession {
   }
 
   // MARK: - Writing
+
+  /// Sends a notification, after the answer of the message being answered if there is one.
+  func notify(_ text: [UInt8]) {
+    guard inFlight > 0 else { return sendText(text) }
+    held.append(text)
+    if held.count >= Self.maximumHeld { sendHeld() }
+  }
+
+  private func sendHeld() {
+    let notifications = held
+    held.removeAll()
+    for text in notifications { sendText(text) }
+  }
 
   func sendText(_ text: [UInt8]) {
     guard !closing else { return }

@@ -48,8 +48,9 @@ package struct GetRequest: Sendable, Equatable {
       decodedParams = nil
     }
     if method == nil && id == nil {
+      // Nothing at all asked: aria2 answers Invalid Request.
       guard let decodedParams else {
-        return GetRequest(envelope: .single(.invalid(.parseError, id: .null)), callback: callback)
+        return GetRequest(envelope: .single(.invalid(.invalidRequest, id: .null)), callback: callback)
       }
       return GetRequest(envelope: RPCEnvelope(json: decodedParams), callback: callback)
     }

@@ -30,7 +30,8 @@ package struct RPCReply: Sendable, Equatable {
 package enum RPCResponse: Sendable, Equatable {
   case single(RPCReply)
   case batch([RPCReply])
-  /// Only notifications were sent: JSON-RPC answers nothing (HTTP sends 204).
+  /// Nothing to answer (HTTP sends 204). Never for a body `RPCEnvelope` read: aria2 answers
+  /// every request, one without id with an Invalid Request error.
   case none
 
   package var json: JSONValue? {

@@ -139,6 +139,40 @@ struct Aria2cConformanceTests {
     #expect(stopped.status == 0, "\(stopped)")
   }
 
+  /// Bodies at the edge of JSON-RPC, POSTed (and one GET) to both: the same HTTP status and the
+  /// same answer. aria2c refuses a request without id (and runs nothing) where JSON-RPC 2.0 would
+  /// take a notification, so a client written for aria2 that forgot its id sees the same error.
+  @Test func edgeCaseBodiesGetAria2csAnswers() async throws {
+    let directory = try TemporaryDirectory()
+    let haul = try await DaemonProcess.start(in: directory)
+    let aria2 = try await Aria2cProcess.start(in: directory.file("aria2"))
+    func bodies(_ secret: String) -> [String] {
+      [
+        #"{"jsonrpc":"2.0","method":"aria2.addUri","params":["token:\#(secret)",["http://127.0.0.1:9/x"]]}"#,
+        "42", "42 ", "[]", "[42]", #"[{"jsonrpc":"2.0","method":"aria2.getGlobalStat"}]"#, "{bad",
+      ]
+    }
+    var differences: [String] = []
+    for (mine, theirs) in zip(bodies(DaemonProcess.secret), bodies(Aria2cProcess.secret)) {
+      let fromHaul = try await curl(["http://127.0.0.1:\(haul.port)/jsonrpc", "-d", mine])
+      let fromAria2 = try await curl(["http://127.0.0.1:\(aria2.port)/jsonrpc", "-d", theirs])
+      if fromHaul.status != fromAria2.status || fromHaul.body != fromAria2.body {
+        differences.append("\(theirs): \(fromHaul) where aria2c answers \(fromAria2)")
+      }
+    }
+    let getHaul = try await curl(["http://127.0.0.1:\(haul.port)/jsonrpc"])
+    let getAria2 = try await curl(["http://127.0.0.1:\(aria2.port)/jsonrpc"])
+    if getHaul.status != getAria2.status || getHaul.body != getAria2.body {
+      differences.append("GET: \(getHaul) where aria2c answers \(getAria2)")
+    }
+    let added = try await haul.call("aria2.tellWaiting", [0, 10])
+    _ = await aria2.stop()
+    let stopped = await haul.stop()
+    #expect(differences == [])
+    #expect(added == [], "the request without id added nothing")
+    #expect(stopped.status == 0, "\(stopped)")
+  }
+
   /// The message with each gid (16 hex digits) written GID, so that two servers' compare.
   static func withoutGIDs(_ message: String) -> String {
     message.replacing(/[0-9a-f]{16}/, with: "GID")

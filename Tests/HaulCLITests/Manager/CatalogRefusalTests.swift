@@ -29,6 +29,46 @@ struct CatalogRefusalTests {
     #expect(after.filter { !entries.contains($0) }.allSatisfy { $0 == "catalog.sqlite.lock" }, "\(after)")
   }
 
+  /// A dangling symbolic link at the catalog's name is refused by every subcommand alike (run
+  /// too, which once took it for a missing catalog), and nothing is made where it points.
+  @Test func aDanglingLinkIsRefusedByEverySubcommand() async throws {
+    let fixture = try CatalogFixture()
+    let target = fixture.directory.file("elsewhere/catalog.sqlite").path
+    try FileManager.default.createSymbolicLink(atPath: fixture.catalog.path, withDestinationPath: target)
+    for (name, arguments) in Self.commands {
+      let outcome = try await fixture.run(name, arguments)
+      #expect(outcome.status == 3, "\(name): \(outcome)")
+      #expect(
+        outcome.stderr.contains(
+          "\(fixture.catalog.path) is a symbolic link; haul does not write through links"),
+        "\(name): \(outcome)")
+      #expect(try FileManager.default.destinationOfSymbolicLink(atPath: fixture.catalog.path) == target)
+    }
+    #expect(!fixture.directory.exists("elsewhere"))
+  }
+
+  /// A mistyped --catalog: the subcommands that change or list a catalog say there is none, exit
+  /// 3 as for a missing input file, and make nothing; only add makes a catalog.
+  @Test func aMissingCatalogIsSaidAndNotMade() async throws {
+    let fixture = try CatalogFixture()
+    let commands: [(String, [String])] = [
+      ("ls", []), ("ls", ["--json"]), ("pause", ["--all"]), ("resume", ["--all"]), ("pause", ["abcd"]),
+      ("resume", ["abcd"]), ("rm", ["abcd"]),
+    ]
+    for (name, arguments) in commands {
+      let outcome = try await fixture.run(name, arguments)
+      #expect(outcome.status == 3, "\(name): \(outcome)")
+      #expect(
+        outcome.stderr
+          == "haul: no catalog at \(fixture.catalog.path)\nhaul: check the path; haul add --catalog "
+          + "\(fixture.catalog.path) URL makes a catalog there\n", "\(name): \(outcome)")
+      let entries = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.url.path)
+      #expect(entries.isEmpty, "\(name) made \(entries)")
+    }
+    _ = try await fixture.add(["http://127.0.0.1:9/a"])
+    #expect(fixture.directory.exists("catalog.sqlite"))
+  }
+
   @Test func garbageIsRefused() async throws {
     let fixture = try CatalogFixture()
     try Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: fixture.catalog)

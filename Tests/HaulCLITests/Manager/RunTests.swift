@@ -190,6 +190,97 @@ struct RunTests {
     expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
   }
 
+  /// What `haul ls` says to do about a changed finished file works: resume alone would meet the
+  /// file again and refuse it.
+  @Test func theListedRemedyForAChangedFinishedFileWorks() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 10_000, on: server, seed: 88)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out", files[0].url])
+    #expect(try await fixture.run("run").status == 0)
+    let changed = Data("changed by hand\n".utf8)
+    try changed.write(to: fixture.directory.file("out/" + files[0].name))
+    let hint = try await fixture.download(ids[0])?["hint"] ?? ""
+    #expect(hint == "it was left as it is; move or delete it, then resume the download to fetch it again")
+    try FileManager.default.moveItem(
+      at: fixture.directory.file("out/" + files[0].name), to: fixture.directory.file("kept.bin"))
+    #expect(try await fixture.run("resume", [ids[0]]).status == 0)
+    let again = try await fixture.run("run")
+    #expect(again.status == 0, "\(again)")
+    expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
+    #expect(fixture.contents("kept.bin") == Array(changed))
+  }
+
+  /// `rm --delete-files` deletes a finished file haul made, and says why it keeps one changed since.
+  @Test func removingWithItsFilesSaysWhyAChangedFinishedFileIsKept() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(2, size: 10_000, on: server, seed: 89)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out"] + files.map(\.url))
+    #expect(try await fixture.run("run").status == 0)
+    let changed = Data("changed by hand\n".utf8)
+    try changed.write(to: fixture.directory.file("out/" + files[1].name))
+    let removed = try await fixture.run("rm", ["--delete-files"] + ids)
+    #expect(removed.status == 0, "\(removed)")
+    #expect(removed.stderr.contains("haul: removed \(ids[0]) (\(files[0].name))\n"), "\(removed)")
+    let path = fixture.directory.file("out/" + files[1].name).path
+    #expect(
+      removed.stderr.contains(
+        "haul: removed \(ids[1]) (\(files[1].name)); kept \(path): it changed after haul finished it (16 bytes, "
+          + "finished with \(files[1].body.count)), and --delete-files deletes only what haul made"),
+      "\(removed)")
+    #expect(!fixture.directory.exists("out/" + files[0].name))
+    #expect(fixture.contents("out/" + files[1].name) == Array(changed))
+  }
+
+  /// pause and resume change all the ids given or none: with a complete one among them, the
+  /// others stay as they were, and the message says so.
+  @Test func aCompleteDownloadAmongTheIdsChangesNoneAndSaysSo() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(1, size: 10_000, on: server, seed: 90)
+    let fixture = try CatalogFixture()
+    let done = try await fixture.add(["-d", "out", files[0].url])[0]
+    #expect(try await fixture.run("run").status == 0)
+    let queued = try await fixture.add(["http://127.0.0.1:9/q.bin"])[0]
+    let paused = try await fixture.add(["--paused", "http://127.0.0.1:9/p.bin"])[0]
+    let pause = try await fixture.run("pause", [queued, done])
+    #expect(pause.status == 1, "\(pause)")
+    #expect(
+      pause.stderr
+        == "haul: download \(done) is complete: there is nothing to pause\nhaul: nothing was paused: haul pause "
+        + "changes all the downloads given or none; give the others without it\n", "\(pause)")
+    let resume = try await fixture.run("resume", [paused, done])
+    #expect(resume.status == 1, "\(resume)")
+    #expect(
+      resume.stderr.hasSuffix(
+        "haul: nothing was resumed: haul resume changes all the downloads given or none; give the others without it\n"
+      ), "\(resume)")
+    #expect(try await fixture.download(queued)?["state"] == "queued")
+    #expect(try await fixture.download(paused)?["state"] == "paused")
+    // One id alone: the refusal as it was.
+    let alone = try await fixture.run("pause", [done])
+    #expect(alone.stderr == "haul: download \(done) is complete: there is nothing to pause\n", "\(alone)")
+  }
+
+  /// Interrupted with downloads still queued, the closing count includes them as not started:
+  /// it counts what the run had to do, not only what it began.
+  @Test func anInterruptedRunCountsWhatItLeftQueued() async throws {
+    let server = try TestServer()
+    let files = ServedFile.serve(3, size: 3_000_000, on: server, bytesPerSecond: 20_000, seed: 91)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out", "-x", "1"] + files.map(\.url))
+    let runner = try fixture.start("run", ["-j", "1"])
+    try await CatalogFixture.waitUntil("the first download has bytes") {
+      (Int64(try await fixture.download(ids[0])?["bytes"] ?? "") ?? 0) > 0
+    }
+    runner.signal(SIGINT)
+    let stopped = await runner.wait()
+    #expect(stopped.status == 130, "\(stopped)")
+    #expect(
+      stopped.stderr.contains(": 0 done, 1 stopped, 2 not started; run the same command again to resume"),
+      "\(stopped)")
+  }
+
   @Test func aFailedDownloadGivesTheBatchStatusAndSIGTERMStopsWithEverythingKept() async throws {
     let server = try TestServer()
     // One connection at its rate: 40 s, so SIGTERM lands mid-download on a loaded machine.

@@ -122,6 +122,12 @@ struct UIAttachTests {
     try await terminal.waitFor("cancelled f1.bin", after: mark)
     #expect(try await fixture.download(ids[1])?["state"] == "removed")
 
+    // It stays listed, selected: r resumes it in the runner, not the row that was next to it.
+    mark = terminal.mark
+    terminal.type("r")
+    try await terminal.waitFor("resumed f1.bin", after: mark)
+    #expect(["queued", "active"].contains(try await fixture.download(ids[1])?["state"] ?? ""))
+
     // q leaves the client; the runner goes on with the first download.
     terminal.type("q")
     let (status, settings) = try await terminal.wait()

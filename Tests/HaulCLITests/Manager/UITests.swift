@@ -105,6 +105,55 @@ struct UITests {
     #expect(["queued", "active"].contains(try await fixture.download(second)?["state"] ?? ""))
   }
 
+  @Test func aCancelledDownloadStaysListedAndRResumesIt() async throws {
+    let server = try TestServer()
+    let slow = ServedFile.serve(2, size: 3_000_000, on: server, bytesPerSecond: 20_000, seed: 91)
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["-d", "out", "-x", "1", slow[0].url, slow[1].url])
+    let terminal = try InteractiveTerminal(columns: 100, rows: 14)
+    try terminal.start(["ui", "--catalog", fixture.catalog.path, "-d", "out"], in: fixture.directory.url)
+    try await terminal.waitFor("2 downloads, 2 active")
+
+    // c cancels the selected (first) row; it stays on the list, selected, as removed.
+    var mark = terminal.mark
+    terminal.type("c")
+    try await terminal.waitFor("cancelled f0.bin (r resumes it)", after: mark)
+    try await terminal.waitFor("2 downloads, 1 active", after: mark)
+    #expect(try await fixture.download(ids[0])?["state"] == "removed")
+
+    // r resumes that same download, not the row that followed it.
+    mark = terminal.mark
+    terminal.type("r")
+    try await terminal.waitFor("resumed f0.bin", after: mark)
+    #expect(["queued", "active"].contains(try await fixture.download(ids[0])?["state"] ?? ""))
+    #expect(try await fixture.download(ids[1])?["state"] == "active")
+    terminal.type("q")
+    let (status, _) = try await terminal.wait()
+    #expect(status == 0, "\(terminal.drawn.suffix(2000))")
+  }
+
+  @Test func aCancelledDownloadIsListedAtTheNextStart() async throws {
+    let fixture = try CatalogFixture()
+    let ids = try await fixture.add(["--paused", "http://127.0.0.1:9/never.bin"])
+    let first = try InteractiveTerminal(columns: 80, rows: 24)
+    try first.start(["ui", "--catalog", fixture.catalog.path], in: fixture.directory.url)
+    try await first.waitFor("never.bin")
+    first.type("c")
+    try await first.waitFor("cancelled never.bin")
+    first.type("q")
+    _ = try await first.wait()
+    #expect(try await fixture.download(ids[0])?["state"] == "removed")
+
+    let second = try InteractiveTerminal(columns: 80, rows: 24)
+    try second.start(["ui", "--catalog", fixture.catalog.path], in: fixture.directory.url)
+    try await second.waitFor("1 download, 0 active")
+    try await second.waitFor("never.bin")
+    second.type("r")
+    try await second.waitFor("resumed never.bin")
+    second.type("q")
+    _ = try await second.wait()
+  }
+
   @Test func aria2ShutdownOnTheControlSocketLeavesLikeASignal() async throws {
     let fixture = try CatalogFixture()
     _ = try await fixture.add(["--paused", "http://127.0.0.1:9/never.bin"])

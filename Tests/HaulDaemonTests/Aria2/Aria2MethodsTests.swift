@@ -203,6 +203,32 @@ import Testing
     #expect(fixture.daemon.manager.overallRateLimit == 1 << 20)
   }
 
+  /// The options aria2 always lists and Haul has a default for are listed with Haul's defaults
+  /// (AriaNg showed blanks), the same a download added without options has, and writing them
+  /// back (as AriaNg does) changes nothing.
+  @Test func globalOptionsListHaulsDefaults() async throws {
+    let fixture = try await DaemonFixture()
+    let before = try await fixture.call("aria2.getGlobalOption")
+    let written = JSONValue.object(
+      JSONObject(
+        ["max-tries", "timeout", "user-agent"].map { ($0, before[$0] ?? .null) }))
+    #expect(try await fixture.call("aria2.changeGlobalOption", [written]) == "OK")
+    let after = try await fixture.call("aria2.getGlobalOption")
+    let gid = try await fixture.call("aria2.addUri", [["http://127.0.0.1:9/a.bin"], ["pause": "true"]])
+    let download = try await fixture.call("aria2.getOption", [gid])
+    await fixture.stop()
+    let engine = DownloadOptions()
+    #expect(before["max-tries"] == .string(String(engine.maxAttemptsWithoutProgress)))
+    #expect(before["timeout"] == .string(String(Int(engine.stallTimeout))))
+    #expect(before["user-agent"] == .string(engine.userAgent))
+    for key in ["max-tries", "timeout", "user-agent"] {
+      #expect(after[key] == before[key], "\(key) read back unchanged")
+      #expect(download[key] == before[key], "\(key) is what a download gets")
+    }
+    // Connections are automatic unless asked for: no number is made up for them.
+    #expect(before["split"] == nil && before["max-connection-per-server"] == nil)
+  }
+
   @Test func changeOptionAndChangeUri() async throws {
     let fixture = try await DaemonFixture()
     let body = fixture.serve("/old.bin", size: 5000, seed: 40)
@@ -221,7 +247,8 @@ import Testing
     await fixture.stop()
     #expect(options["max-download-limit"] == "512000")
     #expect(changed == [1, 1])
-    #expect(uris == [["uri": .string(fixture.server.url("/new.bin")), "status": "used"]])
+    // Paused before it ever started: its URL is not used yet (aria2c says "waiting").
+    #expect(uris == [["uri": .string(fixture.server.url("/new.bin")), "status": "waiting"]])
   }
 
   @Test func unsupportedAndSessionMethods() async throws {

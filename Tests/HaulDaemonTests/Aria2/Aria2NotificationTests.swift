@@ -97,6 +97,52 @@ import Testing
     #expect(!received.contains("aria2.onDownloadStop \(done)"), "\(received)")
   }
 
+  /// Over a WebSocket, the answer that carries a gid (addUri, unpause) comes before that gid's
+  /// onDownloadStart, as aria2 sends them: a client learns the gid before it hears of it.
+  @Test func anAnswerComesBeforeTheNotificationsItCaused() async throws {
+    let fixture = try await DaemonFixture()
+    fixture.serve("/held.bin", size: 400_000, seed: 65, stallAfter: 100_000)
+    let port = fixture.port
+    let url = fixture.server.url("/held.bin")
+    let token = "token:\(DaemonFixture.secret)"
+    let early = try await blocking {
+      let client = try WebSocketTestClient(port: port, timeout: 30)
+      defer { client.connection.close() }
+      var early: [String] = []
+      /// Sends `method` and reads until its answer; the gid answered (or given) and what came first.
+      func call(_ id: String, _ method: String, _ params: String) throws -> (String?, [JSONValue]) {
+        try client.send(
+          #"{"jsonrpc":"2.0","id":"\#(id)","method":"\#(method)","params":["\#(token)",\#(params)]}"#)
+        var before: [JSONValue] = []
+        while let message = client.readJSON() {
+          if message["id"]?.string == id { return (message["result"]?.string, before) }
+          before.append(message)
+        }
+        return (nil, before)
+      }
+      func startedEarly(_ gid: String?, _ before: [JSONValue]) -> Bool {
+        before.contains {
+          $0["method"]?.string == "aria2.onDownloadStart" && $0["params"]?.array?.first?["gid"]?.string == gid
+        }
+      }
+      for round in 0..<8 {
+        let (gid, before) = try call("a\(round)", "aria2.addUri", #"["\#(url)"],{"out":"a\#(round).bin"}"#)
+        if startedEarly(gid, before) { early.append("addUri \(round)") }
+        _ = try call("r\(round)", "aria2.forceRemove", #""\#(gid ?? "")""#)
+      }
+      for round in 0..<4 {
+        let (gid, _) = try call(
+          "p\(round)", "aria2.addUri", #"["\#(url)"],{"out":"p\#(round).bin","pause":"true"}"#)
+        let (_, before) = try call("u\(round)", "aria2.unpause", #""\#(gid ?? "")""#)
+        if startedEarly(gid, before) { early.append("unpause \(round)") }
+        _ = try call("x\(round)", "aria2.forceRemove", #""\#(gid ?? "")""#)
+      }
+      return early
+    }
+    await fixture.stop()
+    #expect(early.isEmpty, "onDownloadStart came before the answer: \(early)")
+  }
+
   /// Reads notifications ("METHOD GID") until `wanted` came, the connection ends or its read
   /// timeout passes (a bound against hangs).
   private func notifications(on client: WebSocketTestClient, until wanted: Set<String>) async throws

@@ -67,18 +67,18 @@ import Testing
     func close() async { await manager.close() }
   }
 
-  @Test func aReplyIsBytesAndNotificationsGetNone() async throws {
+  @Test func aReplyIsBytesAndARequestWithoutIdIsRefused() async throws {
     let harness = try Harness()
     let reply = await harness.service.reply(
       to: Array(#"{"jsonrpc":"2.0","id":7,"method":"system.listNotifications"}"#.utf8))
-    let none = await harness.service.reply(
+    let withoutID = await harness.service.reply(
       to: Array(#"{"jsonrpc":"2.0","method":"aria2.getVersion","params":["token:k"]}"#.utf8))
     let malformed = await harness.service.reply(to: Array("{".utf8))
     await harness.close()
     let json = try JSONValue.parse(try #require(reply))
     #expect(json["id"] == 7)
     #expect(json["result"]?.array?.count == 5)
-    #expect(none == nil)
+    #expect(try JSONValue.parse(try #require(withoutID))["error"]?["code"] == -32600)
     #expect(try JSONValue.parse(try #require(malformed))["error"]?["code"] == -32700)
   }
 

@@ -123,7 +123,15 @@ import Testing
     #expect(
       try GetRequest.parse(query: "method=m&id=1&params=\(base64("[1,"))").envelope
         == .single(.invalid(.parseError, id: .null)))
-    #expect(try GetRequest.parse(query: nil).envelope == .single(.invalid(.parseError, id: .null)))
+  }
+
+  /// aria2c answers a GET with nothing asked (no method, id or params) 400 Invalid Request.
+  @Test func nothingAskedIsAnInvalidRequest() throws {
+    #expect(try GetRequest.parse(query: nil).envelope == .single(.invalid(.invalidRequest, id: .null)))
+    #expect(try GetRequest.parse(query: "x=1").envelope == .single(.invalid(.invalidRequest, id: .null)))
+    #expect(
+      try GetRequest.parse(query: "method=aria2.getVersion").envelope
+        == .single(.invalid(.invalidRequest, id: .null)))
   }
 
   @Test(arguments: ["cb", "jQuery_123", "$", "a.b.c", "window.handlers.reply"])

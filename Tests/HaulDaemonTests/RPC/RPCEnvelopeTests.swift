@@ -17,10 +17,12 @@ import Testing
     #expect(parse(#"{"id":{},"method":"m"}"#) == .single(.invalid(.invalidRequest, id: .null)))
   }
 
-  @Test func withoutAnIdItIsANotification() {
+  /// aria2c answers a request without id (a JSON-RPC notification) 400 Invalid Request and runs
+  /// nothing; clients written for it rely on that.
+  @Test func withoutAnIdItIsAnInvalidRequestAsAria2Answers() {
     #expect(
-      parse(#"{"jsonrpc":"2.0","method":"aria2.pauseAll"}"#)
-        == .single(.call(RPCCall(method: "aria2.pauseAll", id: nil))))
+      parse(#"{"jsonrpc":"2.0","method":"aria2.pauseAll"}"#) == .single(.invalid(.invalidRequest, id: .null)))
+    #expect(parse(#"[{"method":"aria2.pauseAll"}]"#) == .batch([.invalid(.invalidRequest, id: .null)]))
   }
 
   @Test func malformedJSONIsAParseError() {
@@ -28,8 +30,16 @@ import Testing
     #expect(parse("") == .single(.invalid(.parseError, id: .null)))
   }
 
+  /// aria2c's streaming parser: a number that ends the body is a Parse error (500); one followed
+  /// by a byte, like any other value that is not an object, an Invalid Request.
+  @Test func aNumberThatEndsTheBodyIsAParseErrorAsAria2Answers() {
+    for body in ["42", "-1", "1.5"] { #expect(parse(body) == .single(.invalid(.parseError, id: .null))) }
+    for body in ["42 ", "42\n"] { #expect(parse(body) == .single(.invalid(.invalidRequest, id: .null))) }
+  }
+
   @Test func wrongShapesAreInvalidRequests() {
-    #expect(parse("1") == .single(.invalid(.invalidRequest, id: .null)))
+    #expect(parse("1 ") == .single(.invalid(.invalidRequest, id: .null)))
+    #expect(parse("null") == .single(.invalid(.invalidRequest, id: .null)))
     #expect(parse(#""aria2.getVersion""#) == .single(.invalid(.invalidRequest, id: .null)))
     #expect(parse(#"{"id":1}"#) == .single(.invalid(.invalidRequest, id: 1)))
     #expect(parse(#"{"id":1,"method":5}"#) == .single(.invalid(.invalidRequest, id: 1)))
@@ -41,18 +51,25 @@ import Testing
     #expect(parse(#"{"id":1,"method":"m","params":"x"}"#) == .single(.invalid(.invalidParams, id: 1)))
   }
 
-  @Test func batchesKeepEveryElementInOrder() {
+  /// Objects in order; elements that are not objects are skipped, as aria2c skips them.
+  @Test func batchesKeepEveryObjectInOrder() {
     #expect(
-      parse(#"[{"id":1,"method":"a"},2,{"method":"b"},{"id":"x"}]"#)
+      parse(#"[{"id":1,"method":"a"},2,{"method":"b"},{"id":"x"},[]]"#)
         == .batch([
           .call(RPCCall(method: "a", id: 1)), .invalid(.invalidRequest, id: .null),
-          .call(RPCCall(method: "b", id: nil)),
           .invalid(.invalidRequest, id: "x"),
         ]))
   }
 
-  @Test func emptyAndOversizedBatchesAreOneInvalidRequest() {
-    #expect(parse("[]") == .single(.invalid(.invalidRequest, id: .null)))
+  /// aria2c answers `[]` (and `[42]`) with 200 and `[]`.
+  @Test func anEmptyBatchIsAnsweredEmpty() {
+    #expect(parse("[]") == .batch([]))
+    #expect(parse("[42]") == .batch([]))
+    #expect(RPCResponse.batch([]).httpStatus == 200)
+    #expect(RPCResponse.batch([]).body() == Array("[]".utf8))
+  }
+
+  @Test func oversizedBatchesAreOneInvalidRequest() {
     let many =
       "["
       + Array(repeating: #"{"id":1,"method":"m"}"#, count: RPCEnvelope.maximumBatch + 1).joined(

@@ -101,13 +101,33 @@ import Testing
     #expect(clock.now - quick < .milliseconds(200))
   }
 
-  @Test func notificationsRunButAreNotAnswered() async {
-    let response = await service.respond(to: Array(#"{"method":"test.echo","params":["token:s3cret"]}"#.utf8))
-    #expect(response == .none)
-    #expect(
-      await call(
-        #"[{"method":"test.echo","params":["token:s3cret"]},{"id":2,"method":"test.echo","params":["token:s3cret",1]}]"#
-      )
-        == [["id": 2, "jsonrpc": "2.0", "result": [1]]])
+  /// As aria2c: a request without id is refused (and not run), alone or in a batch.
+  @Test func requestsWithoutIdAreRefusedAndNotRun() async {
+    let runs = Counter()
+    let counting = RPCService(
+      secret: "s3cret",
+      methods: [
+        RPCMethod("test.count") { _ in
+          await runs.increment()
+          return "OK"
+        }
+      ], unauthorizedDelay: .zero)
+    let invalid: JSONValue = [
+      "id": .null, "jsonrpc": "2.0", "error": ["code": -32600, "message": "Invalid Request."],
+    ]
+    let single = await counting.respond(to: Array(#"{"method":"test.count","params":["token:s3cret"]}"#.utf8))
+    #expect(single.json == invalid)
+    #expect(single.httpStatus == 400)
+    let batch = await counting.respond(
+      to: Array(
+        #"[{"method":"test.count","params":["token:s3cret"]},{"id":2,"method":"test.count","params":["token:s3cret"]}]"#
+          .utf8))
+    #expect(batch.json == [invalid, ["id": 2, "jsonrpc": "2.0", "result": "OK"]])
+    #expect(await runs.value == 1, "only the call with an id ran")
+  }
+
+  private actor Counter {
+    var value = 0
+    func increment() { value += 1 }
   }
 }

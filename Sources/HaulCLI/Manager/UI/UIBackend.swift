@@ -8,8 +8,9 @@ import HaulRPC
   import Darwin
 #endif
 
-/// What `haul ui` shows, taken at one moment: every download but the removed ones, in queue
-/// order, and the numbers of the title.
+/// What `haul ui` shows, taken at one moment: every download in the catalog, in queue order (a
+/// cancelled one too, as `removed`, so that `r` can resume it as the message says), and the
+/// numbers of the title.
 struct UISnapshot: Equatable, Sendable {
   var items: [UIScreen.Item]
   var active: Int
@@ -53,7 +54,7 @@ struct UILocalBackend: UIBackend {
     let snapshot = manager.snapshot()
     let statistics = snapshot.statistics
     return UISnapshot(
-      items: snapshot.downloads.filter { $0.state != .removed }.map(UIScreen.Item.init),
+      items: snapshot.downloads.map(UIScreen.Item.init),
       active: statistics.active, bytesPerSecond: statistics.bytesPerSecond,
       maxConcurrent: statistics.maxConcurrentDownloads, overallRateLimit: statistics.overallRateLimit)
   }
@@ -99,7 +100,7 @@ struct UIOwnerBackend: UIBackend {
   func snapshot() async throws(HaulError) -> UISnapshot {
     let snapshot = try ControlSnapshot(json: try await client.perform(ControlMethods.snapshot, []))
     return UISnapshot(
-      items: snapshot.downloads.filter { $0.state != .removed }.map(UIScreen.Item.init),
+      items: snapshot.downloads.map(UIScreen.Item.init),
       active: snapshot.active, bytesPerSecond: snapshot.bytesPerSecond, maxConcurrent: snapshot.maxConcurrent,
       overallRateLimit: snapshot.overallRateLimit)
   }
