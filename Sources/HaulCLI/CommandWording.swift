@@ -45,6 +45,7 @@ struct CommandWording: Sendable, Equatable {
   /// Words below that suit `-o`, which `namingReplacements` fits to how the file was named.
   private static let otherName = ", or -o to choose another name"
   private static let directoryTarget = "name a file in it with -o, or save into it with -d instead of -o"
+  private static let toAFile = "download it to a file instead (-o FILE): a file can start over, and resume"
   private static let freshURL =
     "run haul again with a fresh URL of the same file and the same -o: it resumes from the bytes held "
     + "(--refresh-url-command asks for one by itself)"
@@ -93,6 +94,11 @@ struct CommandWording: Sendable, Equatable {
     (LibraryWording.runAgainToFetchAnew, "run the same command again to fetch it anew"),
     (LibraryWording.newDownloadStartsOver, "running the same command again starts over"),
     (LibraryWording.newURLToResume, freshURL),
+    (LibraryWording.saveToAFileToStartOver, toAFile),
+    (
+      LibraryWording.resumeWithoutSizeLimit,
+      "running the same command without --max-filesize (or with a larger one) resumes from them"
+    ),
   ]
 
   /// The words of `replacements` that assume `-o` may name the file (or named it), and what
@@ -115,6 +121,7 @@ struct CommandWording: Sendable, Equatable {
       return [
         (directoryTarget, "remove or rename that directory, or choose another name with \(inputFile)"),
         (otherName, ", or \(inputFile) to choose another name"),
+        (toAFile, "download it to a file instead: a file can start over, and resume"),
         (
           freshURL,
           "run haul again with a fresh URL of the same file (and \(inputFile) if its name differs)" + resumes

@@ -65,6 +65,7 @@ enum JSONEventLine {
         ("resumed_from", .int(result.resumedFrom)),
         ("already_complete", .bool(result.wasAlreadyComplete)),
         ("remote_changed", .bool(result.remoteChanged)),
+        ("server_not_checked", .optional(result.serverNotChecked)),
         ("seconds", .double(rounded(result.duration, places: 3))),
         ("sha256", result.sha256.map { .string($0) } ?? .null),
       ]

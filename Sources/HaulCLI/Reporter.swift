@@ -171,6 +171,10 @@ struct Reporter: Sendable {
         return
           "! \(shown) is complete, but the server's copy has changed since; --overwrite fetches the new one"
       }
+      if let why = result.serverNotChecked {
+        return
+          "✓ \(shown) is already complete (not checked against the server: \(ProgressLine.sanitize(why)))"
+      }
       return "✓ \(shown) is already complete"
     }
     var details =

@@ -308,4 +308,26 @@ struct CommandEndToEndTests {
     #expect(again.stderr.contains("already complete"))
     #expect(server.requests(for: "/f").last?.status == 416)
   }
+
+  /// A rerun that cannot ask the server (gone from it: 404; the server down) still finds the
+  /// file complete: exit 0, saying why it was not checked, one request and no retries.
+  @Test func rerunOfACompleteFileTheServerCannotConfirm() async throws {
+    let server = try TestServer()
+    server.setResource("/f", TestResource(body: TestResource.random(size: 50_000, seed: 6), etag: "\"v\""))
+    let directory = try TemporaryDirectory()
+    #expect(try await Self.run(["-q", server.url("/f")], in: directory.url).status == 0)
+    let url = server.url("/f")
+    server.removeResource("/f")
+    let gone = try await Self.run([url], in: directory.url)
+    #expect(gone.status == 0, "\(gone)")
+    #expect(
+      gone.stderr.contains("is already complete (not checked against the server: the server answered 404"),
+      "\(gone.stderr)")
+    #expect(server.requests(for: "/f").count == 2)
+    server.stop()
+    let down = try await Self.run(["--json", url], in: directory.url)
+    #expect(down.status == 0, "\(down)")
+    #expect(down.stdout.contains("\"server_not_checked\":\"cannot connect"), "\(down.stdout)")
+    #expect(!down.stdout.contains("retrying"), "\(down.stdout)")
+  }
 }

@@ -87,6 +87,8 @@ import Testing
     LibraryWording.replaceLink, LibraryWording.fetchMovedAnew, LibraryWording.replaceForeignPartial,
     LibraryWording.passCredentials, LibraryWording.proxyLogin, LibraryWording.raiseTimeout,
     LibraryWording.skipCertificateCheck, LibraryWording.skipHostKeyCheck,
+    LibraryWording.saveToAFileToStartOver,
+    LibraryWording.resumeWithoutSizeLimit,
   ]
 
   /// Every library hint has the command's words: none names a library type to the user.

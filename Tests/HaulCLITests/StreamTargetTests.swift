@@ -93,6 +93,7 @@ struct StreamTargetTests {
     #expect(result.stdout == Array(body.prefix(1_000_000)))
     #expect(result.stderr.contains("already written to the output cannot be taken back"), "\(result.stderr)")
     #expect(!result.stderr.contains("Illegal seek"), "\(result.stderr)")
+    #expect(result.stderr.contains("download it to a file instead (-o FILE)"), "\(result.stderr)")
   }
 
   @Test func dashOIsOneDownloadWithoutJSON() async throws {
