@@ -54,6 +54,31 @@ struct CurlFlagsEndToEndTests {
     expectBytes(directory.contents("private.bin"), equal: body)
   }
 
+  /// A wrong password on a resume is a refused login (exit 6), not an expired link: no advice
+  /// to find a fresh URL, and the partial stays for the right password.
+  @Test func aWrongPasswordOnAResumeIsARefusedLogin() async throws {
+    let server = try TestServer()
+    let body = TestResource.random(size: 300_000, seed: 64)
+    let expected = "Basic " + Data("joe:right".utf8).base64EncodedString()
+    server.setResource(
+      "/p.bin",
+      TestResource(
+        body: body, etag: "\"p\"",
+        faults: TestFaults(dropAfterBytes: 100_000, dropTimes: 1, requireAuthorization: expected)))
+    let directory = try TemporaryDirectory()
+    let target = directory.file("p.bin").path
+    let cut = try await Self.haul([
+      "-q", "--retries", "0", "-u", "joe:right", "-o", target, server.url("/p.bin"),
+    ])
+    #expect(cut.status == 4, "\(cut)")
+    let wrong = try await Self.haul(["-u", "joe:wrong", "-o", target, server.url("/p.bin")])
+    #expect(wrong.status == 6, "\(wrong)")
+    #expect(!wrong.stderr.contains("expired") && !wrong.stderr.contains("fresh URL"), "\(wrong.stderr)")
+    let right = try await Self.haul(["-q", "-u", "joe:right", "-o", target, server.url("/p.bin")])
+    #expect(right.status == 0, "\(right)")
+    expectBytes(directory.contents("p.bin"), equal: body)
+  }
+
   /// `--netrc-file`: the login for the URL's host comes from the file.
   @Test func netrcFile() async throws {
     let server = try TestServer()

@@ -81,6 +81,9 @@ final class DownloadRun: Sendable {
       randomSeed: UInt64.random(in: 0...UInt64.max),
       rateLimit: RateLimiter.strictest(rateLimiters).map { Int64($0) })
     configuration.writesInOrderOnly = streams
+    configuration.sendsCredentials =
+      options.network.username != nil || options.network.netrcFile != nil
+      || options.headers.contains { $0.name.lowercased() == "authorization" }
     self.machine = Locked(DownloadMachine(configuration))
   }
 

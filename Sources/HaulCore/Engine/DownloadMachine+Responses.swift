@@ -106,7 +106,9 @@ extension DownloadMachine {
       phase = .running(round)
       return .decided(.discard, checksRange: false, [])
     case .fail(var error):
-      if ExpiredLink.seemsExpired(status: response.status, heldBytes: heldBytes) {
+      if ExpiredLink.seemsExpired(
+        status: response.status, heldBytes: heldBytes, credentialsSent: configuration.sendsCredentials)
+      {
         // The run's owner may ask for a fresh URL (`DownloadOptions.refreshURL`).
         error = HaulError(
           error.category, error.message, hint: error.hint,

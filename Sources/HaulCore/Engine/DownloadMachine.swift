@@ -45,6 +45,8 @@ package struct DownloadMachine: Sendable {
     /// The target takes bytes in order only and cannot take them back (standard output, a
     /// pipe): a download that would start over fails instead, once bytes were written.
     package var writesInOrderOnly = false
+    /// Requests carry a login (`-u`, netrc, an `Authorization` header): a `401` refuses it.
+    package var sendsCredentials = false
 
     package init(
       recordedURL: String, fixedConnections: Int?, automaticCap: Int = 16, retry: RetryPolicy,

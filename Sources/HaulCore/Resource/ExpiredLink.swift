@@ -24,14 +24,16 @@ package struct ExpiredLink: Error, Sendable, Equatable {
   }
 
   /// Whether an answer of `status`, with `heldBytes` held, looks like an expired link rather
-  /// than a plain refusal.
-  package static func seemsExpired(status: Int, heldBytes: Int64) -> Bool {
-    [401, 403, 410].contains(status) && heldBytes > 0
+  /// than a plain refusal. A `401` to a request that carried a login (`credentialsSent`) is
+  /// that login refused, not the link.
+  package static func seemsExpired(status: Int, heldBytes: Int64, credentialsSent: Bool = false) -> Bool {
+    guard heldBytes > 0 else { return false }
+    return status == 401 ? !credentialsSent : [403, 410].contains(status)
   }
 
   /// What happened, for the message: "the link seems to have expired (403 Forbidden after …)".
   package var description: String {
-    "the link seems to have expired (\(RangeResponse.answered(status)) after \(heldBytes) bytes were received)"
+    "the link seems to have expired (\(RangeResponse.answered(status)) with \(ByteQuantity.format(heldBytes)) held)"
   }
 
   /// Whether another fresh URL may be asked for after `done` refreshes.

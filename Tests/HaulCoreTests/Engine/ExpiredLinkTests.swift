@@ -14,6 +14,12 @@ import Testing
     #expect(ExpiredLink.seemsExpired(status: status, heldBytes: held) == expected)
   }
 
+  /// With a login sent, a 401 is the login refused (a wrong password), not an expired link.
+  @Test func aRefusedLoginIsNotAnExpiredLink() {
+    #expect(!ExpiredLink.seemsExpired(status: 401, heldBytes: 100, credentialsSent: true))
+    #expect(ExpiredLink.seemsExpired(status: 403, heldBytes: 100, credentialsSent: true))
+  }
+
   @Test func refreshesAreBounded() {
     #expect((0..<ExpiredLink.maxRefreshes).allSatisfy { ExpiredLink.mayRefresh(after: $0) })
     #expect(!ExpiredLink.mayRefresh(after: ExpiredLink.maxRefreshes))
@@ -22,7 +28,7 @@ import Testing
   @Test func theDescriptionNamesTheStatusAndTheBytes() {
     #expect(
       ExpiredLink(status: 410, heldBytes: 42).description
-        == "the link seems to have expired (the server answered 410 Gone after 42 bytes were received)")
+        == "the link seems to have expired (the server answered 410 Gone with 42 B held)")
   }
 
   /// A 403 to a range that continues held bytes fails with an `ExpiredLink` cause; one with
