@@ -11,6 +11,13 @@ import HaulCore
 
 /// The `haul` command: parses arguments, runs the download, reports, and returns the exit status.
 enum HaulCommand {
+  /// The subcommand a bare word (letters only) seems a typo of, if any.
+  static func closeSubcommand(_ word: String) -> String? {
+    guard !word.isEmpty, word.allSatisfy({ $0.isASCII && $0.isLowercase }) else { return nil }
+    let names = ["worker", "queue", "daemon"] + ManagerCommand.all.map(\.name)
+    return CommandLineOptions.suggestion(for: "--" + word, longNames: names).map { String($0.dropFirst(2)) }
+  }
+
   static func run(arguments: [String], sink: OutputSink = .standard) async -> Int32 {
     // Subcommands, recognised only as the first argument (a URL, which starts with its scheme,
     // never equals these words).
@@ -25,6 +32,12 @@ enum HaulCommand {
     }
     if let name = arguments.first, let subcommand = ManagerCommand.named(name) {
       return await ManagerCommand.run(subcommand, Array(arguments.dropFirst()), sink: sink)
+    }
+    if let word = arguments.first, let close = closeSubcommand(word) {
+      // Else its options would be judged as the download's (`haul lss --catalog X`: "unknown
+      // option '--catalog'").
+      sink.stderr("haul: '\(word)' is neither a subcommand nor a URL (did you mean 'haul \(close)'?)\n")
+      return ExitStatus.usage
     }
     let request: CommandRequest
     do throws(UsageError) {
