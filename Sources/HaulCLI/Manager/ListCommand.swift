@@ -43,6 +43,11 @@ enum ListCommand {
     let location: CatalogLocation
     do throws(HaulError) {
       location = try ManagerCommand.location(arguments, context)
+      if location.isDefault, !location.exists {
+        // A fresh machine: no catalog yet means no downloads, not a mistyped --catalog.
+        if !json { sink.stderr("haul: no downloads yet (haul add makes the catalog, \(location.shown))\n") }
+        return ExitStatus.success
+      }
       try location.requireExisting()
     } catch {
       return ManagerCommand.failure(error, "ls", sink: sink)

@@ -158,6 +158,14 @@ struct SubcommandTests {
     let home = try TemporaryDirectory()
     let binary = try #require(BinaryTests.binary)
     let data = home.file("data").path
+    // Before the first add, the default catalog lists nothing (no typo to catch) and is not made.
+    for arguments in [["ls"], ["ls", "--json"]] {
+      let fresh = try await ChildProcess.start(
+        binary, arguments, environment: ["XDG_DATA_HOME": data], currentDirectory: home.url
+      ).wait()
+      #expect(fresh.status == 0 && fresh.events.isEmpty, "\(arguments): \(fresh)")
+      #expect(!FileManager.default.fileExists(atPath: data + "/haul/catalog.sqlite"))
+    }
     let added = try await ChildProcess.start(
       binary, ["add", "\(Self.nowhere)/a"], environment: ["XDG_DATA_HOME": data], currentDirectory: home.url
     ).wait()
