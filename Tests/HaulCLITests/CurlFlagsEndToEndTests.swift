@@ -300,7 +300,8 @@ extension CurlFlagsEndToEndTests {
     expectBytes(directory.contents("fresh.bin"), equal: body)
   }
 
-  /// `-R` (and `-N`, as in wget) give the file the server's Last-Modified. A later `-N` then
+  /// `-R` (and `-N`, as in wget) give the file the server's Last-Modified, also on a rerun of a
+  /// file finished without it. A later `-N` then
   /// fetches a copy changed on the server after that time, even one older than the download.
   @Test func remoteTimeAndNewerOnlyAfterIt() async throws {
     let server = try TestServer()
@@ -315,6 +316,19 @@ extension CurlFlagsEndToEndTests {
     let plain = try await Self.haul(["-q", "-o", directory.file("plain.bin").path, server.url("/t.bin")])
     #expect(plain.status == 0, "\(plain)")
     #expect((modified("plain.bin") ?? 0) > 1_700_000_000, "the download's own time without -R")
+    // -R on a rerun of it (the server's copy the same) gives it the server's time, and the
+    // reruns after it still find it complete, as sealed (also one finished without a SHA-256).
+    let noHash = try await Self.haul(
+      ["-q", "--no-sha256", "-o", directory.file("nohash.bin").path, server.url("/t.bin")])
+    #expect(noHash.status == 0, "\(noHash)")
+    for name in ["plain.bin", "nohash.bin"] {
+      let later = try await Self.haul(["-R", "-o", directory.file(name).path, server.url("/t.bin")])
+      #expect(later.status == 0 && later.stderr.contains("already complete"), "\(name): \(later)")
+      #expect(modified(name) == 1_700_000_000, "\(name)")
+      let after = try await Self.haul(["-o", directory.file(name).path, server.url("/t.bin")])
+      #expect(after.status == 0 && after.stderr.contains("already complete"), "\(name): \(after)")
+    }
+    expectBytes(directory.contents("plain.bin"), equal: first)
     let remote = try await Self.haul(["-q", "-R", "-o", directory.file("r.bin").path, server.url("/t.bin")])
     #expect(remote.status == 0, "\(remote)")
     #expect(modified("r.bin") == 1_700_000_000)

@@ -295,6 +295,10 @@ extension DownloadRun {
       throw HaulError(.generic, "the download ended without a file")
     }
     let total = state.totalBytes ?? 0
+    if options.remoteTime, !changed, notChecked == nil, let time = state.lastModified.flatMap(HTTPDate.parse)
+    {
+      try giveServerTime(time, to: paths.target, sha256: sha256)
+    }
     let result = DownloadResult(
       file: URL(fileURLWithPath: paths.target, isDirectory: false), totalBytes: total, bytesReceived: 0,
       resumedFrom: total, finalURL: state.finalURL ?? recordedURL, wasAlreadyComplete: true,
@@ -303,6 +307,19 @@ extension DownloadRun {
     removeIfEmpty(held: 0)
     emit(.completed(result))
     return result
+  }
+
+  /// `DownloadOptions.remoteTime` on a rerun of a file finished without it: the server's time
+  /// (its copy is the same), then a new seal, since the change moved the file's times (the
+  /// next rerun then trusts it without hashing it).
+  private func giveServerTime(_ time: Int64, to path: String, sha256: String?) throws(HaulError) {
+    let file: FinishedFile
+    do throws(LocalFileError) { file = try FinishedFile(path: path) } catch { throw error.haulError }
+    guard file.status.modified != time * 1_000_000_000 else { return }
+    do throws(SystemError) { try file.setTimes(unixTime: time) } catch {
+      throw HaulError(.fileSystem, FileErrorText.describe(error, path: path), underlying: error)
+    }
+    file.reseal(sha256: sha256 ?? file.seal?.sha256)
   }
 
   /// After a stop or failure: what is held becomes durable; nothing held leaves no files behind.

@@ -116,9 +116,16 @@ final class FinishedFile {
     return hex
   }
 
-  /// Records the file as it is now, with `sha256` (its bytes were just verified).
+  /// Gives the file `unixTime` as its access and modification times (`-R` on a rerun).
+  func setTimes(unixTime: Int64) throws(SystemError) {
+    var times = [timespec(tv_sec: Int(unixTime), tv_nsec: 0), timespec(tv_sec: Int(unixTime), tv_nsec: 0)]
+    _ = try SystemCall.retryingEINTR("futimens") { futimens(descriptor, &times) }
+  }
+
+  /// Records the file as it is now, with `sha256` (its bytes were just verified, or are as
+  /// sealed before: nil when no SHA-256 was ever taken).
   @discardableResult
-  func reseal(sha256: String) -> Bool {
+  func reseal(sha256: String?) -> Bool {
     var info = stat()
     guard fstat(descriptor, &info) == 0 else { return false }
     let bytes = FinishedFileRecord.makeSeal(FileStatus(info), sha256: sha256).encode()
