@@ -100,7 +100,12 @@ struct BatchReporter: Sendable {
   }
 
   /// The closing line (`haul: 1000 URLs: 998 done, 2 failed`); nil statuses were not started.
-  mutating func finish(statuses: [Int32?], interrupted: Bool) {
+  /// What the closing count counts: the command line's URLs, or a manager run's downloads.
+  var noun = (one: "URL", many: "URLs")
+
+  /// `others`: what else the count says after the outcomes, with how many (a manager run's
+  /// downloads paused or removed while it ran), counted in the total too.
+  mutating func finish(statuses: [Int32?], interrupted: Bool, others: [(count: Int, what: String)] = []) {
     if shownLines > 0 { sink.stderr(clearText()) }
     shownLines = 0
     guard style != .json else { return }
@@ -109,10 +114,12 @@ struct BatchReporter: Sendable {
     let failures = statuses.filter { $0 != nil }.count - succeeded - stopped
     let notStarted = statuses.filter { $0 == nil }.count
     guard style != .quiet || failures > 0 else { return }
-    var text = "haul: \(statuses.count) URL\(statuses.count == 1 ? "" : "s"): \(succeeded) done"
+    let total = statuses.count + others.reduce(0) { $0 + $1.count }
+    var text = "haul: \(total) \(total == 1 ? noun.one : noun.many): \(succeeded) done"
     if failures > 0 { text += ", \(failures) failed" }
     if stopped > 0 { text += ", \(stopped) stopped" }
     if notStarted > 0 { text += ", \(notStarted) not started" }
+    for (count, what) in others where count > 0 { text += ", \(count) \(what)" }
     if interrupted { text += "; run the same command again to resume" }
     sink.stderr(text + "\n")
   }

@@ -14,14 +14,17 @@ struct RunDisplay: Sendable {
   private var indices: [DownloadID: Int] = [:]
   /// Each joined download's exit status once it ended (nil while it runs).
   private var statuses: [Int32?] = []
-  /// Downloads that left without an end of their own (paused, cancelled): not counted.
-  private var left: Set<Int> = []
+  /// Downloads that left without an end of their own (paused, cancelled, removed), and how:
+  /// counted apart ("1 paused").
+  private var left: [Int: String] = [:]
 
   init(
     reporter: BatchReporter, json: Bool, sink: OutputSink,
     describe: @escaping @Sendable (DownloadID) -> (url: String, label: String?)
   ) {
     self.reporter = reporter
+    // A run's downloads are the catalog's, not URLs given on its command line.
+    self.reporter.noun = ("download", "downloads")
     self.json = json
     self.sink = sink
     self.describe = describe
@@ -48,7 +51,7 @@ struct RunDisplay: Sendable {
     switch event {
     case .started:
       let index = index(id)
-      left.remove(index)
+      left[index] = nil
       statuses[index] = nil
     case .responded(_, let start): forward(id, .started(start))
     case .progress(_, let progress): forward(id, .progress(progress))
@@ -79,25 +82,29 @@ struct RunDisplay: Sendable {
 
   private mutating func depart(_ id: DownloadID, note: String) {
     guard let index = indices[id], statuses[index] == nil else { return }
-    left.insert(index)
+    left[index] = note
     if !json { reporter.leave(index, note: note) }
   }
 
   /// The closing count, and the exit status: 130 when interrupted, else that of the first
   /// download that failed in the order they started, else 0. A download stopped by the end of
-  /// the run counts as stopped; paused and cancelled ones are not counted; `waiting` (still
+  /// the run counts as stopped; paused, cancelled and removed ones are counted apart, not in the
+  /// exit status; `waiting` (still
   /// queued when the run ended) that never started count as not started, so that an
   /// interrupted run counts what it left to do. Under -q the count is shown only when something
   /// failed (as `haul URL… -q`), and never when nothing was counted.
   mutating func finish(interrupted: Bool, waiting: [DownloadID] = []) -> Int32 {
-    var counted: [Int32?] = statuses.indices.filter { !left.contains($0) }.map {
+    var counted: [Int32?] = statuses.indices.filter { left[$0] == nil }.map {
       statuses[$0] ?? ExitStatus.interrupted
     }
     counted += waiting.filter { indices[$0] == nil }.map { _ in nil }
+    let others = ["paused", "cancelled", "removed"].map { note in
+      (count: left.values.count { $0 == note }, what: note)
+    }
     // The reporter decides what -q shows (the count only after a failure), so that haul run and
     // the batch command agree; a run that had nothing to do said so once and counts nothing.
-    if !json, !counted.isEmpty {
-      reporter.finish(statuses: counted, interrupted: interrupted)
+    if !json, !counted.isEmpty || others.contains(where: { $0.count > 0 }) {
+      reporter.finish(statuses: counted, interrupted: interrupted, others: others)
     }
     return BatchDownload.exitStatus(counted, interrupted: interrupted)
   }

@@ -77,7 +77,7 @@ struct RunTests {
     let first = try await fixture.run("run")
     #expect(first.status == 0, "\(first)")
     #expect(first.stderr.contains("✓ saved out/\(files[0].name)"), "\(first)")
-    #expect(first.stderr.contains("haul: 1 URL: 1 done"), "\(first)")
+    #expect(first.stderr.contains("haul: 1 download: 1 done"), "\(first)")
     expectBytes(fixture.contents("out/" + files[0].name), equal: files[0].body)
     #expect(!fixture.directory.exists("out/" + files[1].name))
     #expect(server.requests(for: "/" + files[1].name).isEmpty)
@@ -145,7 +145,7 @@ struct RunTests {
     let quiet = try await fixture.run("run", ["-q"])
     #expect(quiet.status == 8, "\(quiet)")
     #expect(quiet.stderr.contains("missing.bin"), "the failure is shown: \(quiet)")
-    #expect(quiet.stderr.contains("haul: 1 URL: 0 done, 1 failed\n"), "the closing count: \(quiet)")
+    #expect(quiet.stderr.contains("haul: 1 download: 0 done, 1 failed\n"), "the closing count: \(quiet)")
   }
 
   /// A finished file deleted behind the manager's back is listed as failed: --all fetches it
