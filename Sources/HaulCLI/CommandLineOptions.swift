@@ -36,6 +36,9 @@ struct CommandLineOptions: Equatable {
   /// `-x`: nil lets the library choose (automatic, up to 16).
   var connections: Int?
   var rateLimit: Int64?
+  /// Whether `--limit-rate` was given (`0` leaves `rateLimit` nil): `haul ui` attached to an
+  /// owner then lifts the owner's limit.
+  var rateLimitGiven = false
   /// `--retries`: retries after a failed attempt, in a row without progress (curl's `--retry`);
   /// 0 for none, `Int.max` for `inf`; nil: `defaultRetries`.
   var retries: Int?
@@ -203,6 +206,7 @@ extension CommandLineOptions {
     },
     .value(nil, "limit-rate", "RATE", "receive at most RATE bytes per second (500K, 2M; 0: no limit)") {
       options, value, spelling throws(UsageError) in
+      options.rateLimitGiven = true
       if isNoLimit(value) {
         options.rateLimit = nil
         return .proceed

@@ -95,6 +95,9 @@ struct CommandLineOptionsTests {
     let parsed = try options(arguments + ["u"])
     #expect(parsed.rateLimit == nil)
     #expect(parsed.downloadOptions.rateLimit == nil)
+    // Given, so that haul ui attached to an owner lifts the owner's limit.
+    #expect(parsed.rateLimitGiven)
+    #expect(try !options(["u"]).rateLimitGiven)
   }
 
   @Test func retriesAndTimeout() throws {

@@ -97,6 +97,10 @@ enum UICommand {
       if case .attached = access, options.parallel != nil || options.rateLimit != nil {
         try await backend.setLimits(maxConcurrent: options.parallel, overallRateLimit: options.rateLimit)
       }
+      if case .attached = access, options.rateLimitGiven, options.rateLimit == nil {
+        // `--limit-rate 0`: the owner's limit is lifted, as the ui's `L 0` lifts it.
+        try await backend.setOverallRateLimit(nil)
+      }
       first = try await backend.snapshot()
       terminal = try UITerminal.enter()
     } catch {
