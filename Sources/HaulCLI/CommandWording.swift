@@ -39,6 +39,7 @@ struct CommandWording: Sendable, Equatable {
       (LibraryWording.newDownloadResumes, "haul resume \(id) queues it again: it continues from its bytes"),
       (LibraryWording.runAgainToFetchAnew, "haul resume \(id) queues it again to fetch it anew"),
       (LibraryWording.newDownloadStartsOver, "haul resume \(id) queues it again, starting over"),
+      (LibraryWording.tryAgainLater, "haul resume \(id) queues it again"),
     ]
   }
 
@@ -94,6 +95,7 @@ struct CommandWording: Sendable, Equatable {
     (LibraryWording.runAgainToFetchAnew, "run the same command again to fetch it anew"),
     (LibraryWording.newDownloadStartsOver, "running the same command again starts over"),
     (LibraryWording.newURLToResume, freshURL),
+    (LibraryWording.tryAgainLater, "run the same command again later"),
     (LibraryWording.saveToAFileToStartOver, toAFile),
     (
       LibraryWording.resumeWithoutSizeLimit,

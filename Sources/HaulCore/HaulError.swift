@@ -4,9 +4,17 @@
 /// says what happened in words a user understands; `hint` (when present) says
 /// what to do next; `underlying` keeps the cause for logs.
 ///
+/// `Download.run()` throws only this type, so `error` is a `HaulError` in its `catch` (inside a
+/// closure, say so: `do throws(HaulError) { … }`):
+///
 /// ```swift
-/// do { try await download.run() }
-/// catch let error as HaulError where error.category == .network { print("offline? \(error)") }
+/// do {
+///   try await download.run()
+/// } catch where error.category == .network {
+///   print("offline? \(error.message)")
+/// } catch {
+///   print(error.message, error.hint ?? "")
+/// }
 /// ```
 public struct HaulError: Error, Sendable, CustomStringConvertible, Equatable {
   /// Stable classes of failure. Compare with the static members; new ones may be added.

@@ -88,7 +88,7 @@ import Testing
     LibraryWording.passCredentials, LibraryWording.proxyLogin, LibraryWording.raiseTimeout,
     LibraryWording.skipCertificateCheck, LibraryWording.skipHostKeyCheck,
     LibraryWording.saveToAFileToStartOver,
-    LibraryWording.resumeWithoutSizeLimit,
+    LibraryWording.resumeWithoutSizeLimit, LibraryWording.tryAgainLater,
   ]
 
   /// Every library hint has the command's words: none names a library type to the user.

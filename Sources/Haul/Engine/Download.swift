@@ -80,6 +80,11 @@ public final class Download: Sendable {
       throw HaulError(.invalidInput, "connections must be between 1 and 64 (asked for \(connections))")
     }
     try validate(rateLimit: options.rateLimit)
+    guard options.maxAttemptsWithoutProgress >= 0 else {
+      throw HaulError(
+        .invalidInput,
+        "maxAttemptsWithoutProgress must be 1 or more (asked for \(options.maxAttemptsWithoutProgress))")
+    }
     guard options.stallTimeout > 0, options.stallTimeout.isFinite else {
       throw HaulError(.invalidInput, "the timeout must be a positive number of seconds")
     }

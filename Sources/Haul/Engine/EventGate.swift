@@ -28,6 +28,10 @@ final class EventGate: Sendable {
 
   init(_ continuation: AsyncStream<DownloadEvent>.Continuation) { self.continuation = continuation }
 
+  /// A `Download` released without running (nothing else holds its gate): its `events` end,
+  /// so a loop over them does not wait forever.
+  deinit { continuation.finish() }
+
   func send(_ event: DownloadEvent) {
     let drains = mailbox.withLock { box in
       guard !box.closed else { return false }

@@ -234,7 +234,7 @@ package struct RangeDigestMismatch: Sendable, Equatable {
       .integrity,
       "\(bytes) failed the server's Content-Digest twice (\(algorithm.rawValue) is \(expected), "
         + "the bytes received have \(actual))",
-      hint: "the server or something on the way delivers corrupt data; the verified bytes are kept, "
-        + "run the same command later to resume")
+      hint: "the server or something on the way delivers corrupt data; the verified bytes are kept: "
+        + LibraryWording.tryAgainLater + ": it resumes from them")
   }
 }

@@ -36,6 +36,9 @@ package enum LibraryWording {
   /// A partial kept after the file turned out larger than `NetworkOptions.maxFileSize`.
   package static let resumeWithoutSizeLimit =
     "a download without `NetworkOptions.maxFileSize` (or with a larger one) resumes from them"
+  /// After retries ran out; ": it resumes from …" or the reason it starts over may follow.
+  package static let tryAgainLater =
+    "call `run()` again later, or start a new `Download` of the same URL and destination"
   /// A download to standard output or a pipe that would have to start over.
   package static let saveToAFileToStartOver =
     "download it to a regular file (`DownloadDestination.file`) instead: a file can start over, and resume"

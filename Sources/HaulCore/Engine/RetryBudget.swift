@@ -81,11 +81,12 @@ package struct RetryBudget: Sendable, Equatable {
         "; the server started over from byte 0 \(restarts == 1 ? "once" : "\(restarts) times")"
         + " and never sent more than \(ByteQuantity.format(mostHeld))"
     }
+    let later = LibraryWording.tryAgainLater
     let hint =
       held == 0
-      ? "run the same command again later"
-      : cannotResume.map { "run the same command again later; \($0), so it starts over" }
-        ?? "run the same command again later to resume from \(ByteQuantity.format(held))"
+      ? later
+      : cannotResume.map { later + "; \($0), so it starts over" }
+        ?? later + ": it resumes from \(ByteQuantity.format(held))"
     return HaulError(error.category, "\(error.message) (\(detail))", hint: hint, underlying: error)
   }
 }

@@ -43,7 +43,8 @@ public struct DownloadOptions: Sendable {
   public var sharedRateLimit: BandwidthLimit?
   /// Attempts in a row that make no progress before giving up. Progress means holding more
   /// bytes than ever before in this run (a restart from byte 0 does not count, and restarts
-  /// are capped apart). 0 means no retries (one attempt), `Int.max` no limit.
+  /// are capped apart). 1 means one attempt, no retries (0 is taken as 1; a negative count is
+  /// refused), `Int.max` no limit. The command's `--retries N` is N + 1 attempts.
   public var maxAttemptsWithoutProgress: Int = 10
   /// Seconds without a single byte (or to connect) before the attempt counts as failed.
   public var stallTimeout: TimeInterval = 30

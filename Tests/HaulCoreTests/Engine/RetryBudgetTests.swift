@@ -74,7 +74,7 @@ import Testing
     }
     #expect(error.message.contains("gave up after 2 attempts without progress"))
     #expect(error.message.contains("started over from byte 0 once and never sent more than 1.00 MiB"))
-    #expect(error.hint?.contains("resume from 1.00 MiB") == true)
+    #expect(error.hint?.contains("resumes from 1.00 MiB") == true)
 
     // A server that cannot resume (no ranges, or no size): no resume is promised.
     var stuck = Self.budget(attempts: 1)
@@ -88,7 +88,7 @@ import Testing
     }
     #expect(
       notResumable.hint
-        == "run the same command again later; the server cannot resume (it sent no size), so it starts over")
+        == LibraryWording.tryAgainLater + "; the server cannot resume (it sent no size), so it starts over")
   }
 
   @Test func restartsAreCappedWithTheLastFailuresCategory() {
