@@ -14,6 +14,7 @@ enum QueueCommands {
   static func requests(_ options: CommandLineOptions, sink: OutputSink) throws(HaulError) -> [FleetJobRequest]
   {
     try AddCommand.refuseStandardOutput(options, for: "a job in a shared queue")
+    try refuseUncarried(options)
     if let output = options.output {
       let directory = LocalDirectory.parent(of: output) ?? ""
       let name = String(output.split(separator: "/").last ?? "")
@@ -32,6 +33,48 @@ enum QueueCommands {
         job.directory == "."
         ? "" : job.directory.hasPrefix("./") ? String(job.directory.dropFirst(2)) : job.directory
       return try FleetJobRequest(url: job.source, directory: directory, fileName: name, options: job.options)
+    }
+  }
+
+  /// The options of `haul URL…` a job cannot carry to the worker that downloads it (the queue
+  /// keeps rate limit, checksum, headers, user agent, timeouts, retries, --overwrite,
+  /// --no-sha256, --insecure and -x): refused, not dropped without a word.
+  static func refuseUncarried(_ options: CommandLineOptions) throws(HaulError) {
+    // As given on the command line: what the environment adds (trust, proxies) is the
+    // worker's own environment's to add there.
+    let network = options.network
+    let tls = options.tls
+    let defaults = NetworkOptions()
+    let uncarried: [(given: Bool, spelling: String)] = [
+      (network.username != nil || network.password != nil, "-u"),
+      (network.netrcFile != nil, "--netrc"),
+      (network.referer != nil, "--referer"),
+      (network.cookies != nil || network.cookieFile != nil, "--cookie"),
+      (network.cookieJar != nil, "--cookie-jar"),
+      (network.proxy != nil, "--proxy"),
+      (network.noProxy != nil, "--noproxy"),
+      (network.ipVersion != defaults.ipVersion, "-4/-6"),
+      (!network.resolve.isEmpty, "--resolve"),
+      (network.maxRedirects != defaults.maxRedirects, "--max-redirs"),
+      (network.maxFileSize != nil, "--max-filesize"),
+      (tls.caFile != nil || tls.caDirectory != nil, "--cacert/--capath"),
+      (
+        tls.clientCertificate != nil || tls.clientKey != nil || tls.sshPublicKey != nil,
+        "--cert/--key/--pubkey"
+      ),
+      (options.newerOnly, "-N"),
+      (options.remoteTime && !options.newerOnly, "-R"),
+      (options.continuePartial, "--continue"),
+    ]
+    let given = uncarried.filter(\.given).map(\.spelling)
+    guard given.isEmpty else {
+      throw HaulError(
+        .invalidInput,
+        "a job in a shared queue cannot carry \(given.joined(separator: ", ")): the worker that downloads it "
+          + "has only the queue's copy of its options",
+        hint:
+          "leave \(given.count == 1 ? "it" : "them") out; a job carries -x, --limit-rate, --checksum, -H, -A, "
+          + "--timeout, --retries, --overwrite, --no-sha256 and --insecure")
     }
   }
 
