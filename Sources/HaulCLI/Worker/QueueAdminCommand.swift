@@ -125,6 +125,14 @@ enum QueueAdminCommand {
         if let given { ids = try await resolve(given, in: fleet) }
         let changed = try await fleet.retry(ids)
         sink.stderr(changed.map { "haul: queued \($0) again\n" }.joined())
+        if changed.isEmpty, let ids {
+          // Jobs named that are not failed refuse the change (exit 1, as pause of a complete one).
+          sink.stderr(
+            "haul: no failed job to retry: \(ids.joined(separator: ", ")) \(ids.count == 1 ? "is" : "are") not failed\n"
+          )
+          await fleet.close()
+          return ExitStatus.generic
+        }
         if changed.isEmpty { sink.stderr("haul: no failed job to retry\n") }
       }
       await fleet.close()

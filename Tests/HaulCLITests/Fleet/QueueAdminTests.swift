@@ -95,6 +95,12 @@ struct QueueAdminTests {
     #expect(status == ExitStatus.success)
     #expect(output.stderr.contains("queued \(lease.id) again"))
     #expect(try await queue.jobs([lease.id]).first?.state == .queued)
+    // Named, a job that is not failed refuses the change (exit 1); --all with none is no error.
+    (status, output) = await run(["retry", String(lease.id.prefix(8))], url)
+    #expect(status == ExitStatus.generic, "\(output.stderr)")
+    #expect(output.stderr.contains("is not failed"), "\(output.stderr)")
+    (status, output) = await run(["retry", "--all"], url)
+    #expect(status == ExitStatus.success && output.stderr == "haul: no failed job to retry\n")
 
     (status, output) = await run(["status"], url)
     #expect(status == ExitStatus.success)
