@@ -25,6 +25,22 @@ struct CommandWording: Sendable, Equatable {
   /// A download of the manager's catalog (`haul run`, `haul ls --json`): the remedies are
   /// its subcommands, not the same command again.
   var download: DownloadID?
+  /// A job of a shared queue (`haul ls --queue`): a failed one is queued again with
+  /// `haul queue retry`.
+  var queueJob: String?
+
+  /// The words for a job of a shared queue.
+  static func queue(_ job: String) -> CommandWording { CommandWording(queueJob: job) }
+
+  private static func queueReplacements(_ job: String) -> [(library: String, command: String)] {
+    let retry = "haul queue retry \(job.prefix(8))"
+    return [
+      (LibraryWording.tryAgainLater, "\(retry) queues it again"),
+      (LibraryWording.newDownloadResumes, "\(retry) queues it again: it continues from its bytes"),
+      (LibraryWording.runAgainToFetchAnew, "\(retry) queues it again to fetch it anew"),
+      (LibraryWording.newDownloadStartsOver, "\(retry) queues it again, starting over"),
+    ]
+  }
 
   /// The words for a download of the catalog: it has no options to change, so a file to
   /// replace needs it added anew with --overwrite; a failed one is queued again with resume.
@@ -136,6 +152,11 @@ struct CommandWording: Sendable, Equatable {
     var text = text
     if let download {
       for (library, command) in Self.managerReplacements(download) {
+        text = text.replacing(library, with: command)
+      }
+    }
+    if let queueJob {
+      for (library, command) in Self.queueReplacements(queueJob) {
         text = text.replacing(library, with: command)
       }
     }

@@ -111,6 +111,15 @@ import Testing
     #expect(wording.translate("nothing to translate") == "nothing to translate")
   }
 
+  /// A failed job of a shared queue is queued again with haul queue retry, not by running a
+  /// command again.
+  @Test func aQueueJobGetsTheQueuesRemedy() {
+    let wording = CommandWording.queue("0123456789abcdef0123")
+    #expect(
+      wording.translate(LibraryWording.tryAgainLater + ": it resumes from 1.00 MiB")
+        == "haul queue retry 01234567 queues it again: it resumes from 1.00 MiB")
+  }
+
   @Test func translatesAFailureAndLeavesTheRestAlone() {
     let error = HaulError(.interrupted, "stopped; 1 MiB saved", hint: LibraryWording.newDownloadResumes)
     let shown = CommandWording().translate(error)

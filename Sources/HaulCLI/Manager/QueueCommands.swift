@@ -205,7 +205,7 @@ enum QueueCommands {
       file: job.file.map { String($0.split(separator: "/").last ?? "") } ?? job.fileName, url: job.url)
     if let worker = job.worker, job.state == .active { name += " @" + ProgressLine.sanitize(worker) }
     if job.state == .failed, let error = job.error {
-      name += ": " + ProgressLine.sanitize(CommandWording().translate(error.message))
+      name += ": " + ProgressLine.sanitize(CommandWording.queue(job.id).translate(error.message))
     }
     return ListTable.Item(
       id: job.id, state: job.state.rawValue, bytes: job.bytes, totalBytes: job.totalBytes,
@@ -214,7 +214,7 @@ enum QueueCommands {
 
   static func json(_ job: FleetJob) -> String {
     // A worker records the library's words; the command shows its own.
-    let error = job.error.map { CommandWording().translate($0) }
+    let error = job.error.map { CommandWording.queue(job.id).translate($0) }
     return JSONEventLine.object([
       ("id", .string(job.id)),
       ("state", .string(job.state.rawValue)),
