@@ -11,7 +11,10 @@ struct HaulMain {
   static func main() async {
     // This process exits as soon as the command returns (see `InterruptHandler.stop()`).
     InterruptHandler.ignoresSignalsAfterStop.withLock { $0 = true }
-    let status = await HaulCommand.run(arguments: Array(CommandLine.arguments.dropFirst()))
+    // Copied before a queue URL's password is blanked in the process's own argument memory.
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    ArgumentPasswords.hide()
+    let status = await HaulCommand.run(arguments: arguments)
     exit(status)
   }
 }

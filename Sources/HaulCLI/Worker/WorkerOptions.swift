@@ -19,7 +19,10 @@ struct WorkerOptions: Equatable {
   static let usage = "Usage: haul worker --queue URL [-j N] [--name NAME] [-d BASE] [options]"
 
   static let table: [(synopsis: String, help: String)] = [
-    ("--queue URL", "the queue: postgresql://user:password@host:port/db (default: $HAUL_QUEUE)"),
+    (
+      "--queue URL",
+      "the queue: postgresql://user@host:port/db, its password in ~/.pgpass or $PGPASSWORD (default: $HAUL_QUEUE)"
+    ),
     ("-j, --jobs N", "download up to N jobs at once (default 4)"),
     ("--name NAME", "the name `haul ls` shows for this worker (default host:pid)"),
     ("-d, --dir BASE", "write every job's file under BASE (default: the current directory)"),
