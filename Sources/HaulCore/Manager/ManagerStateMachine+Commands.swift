@@ -122,6 +122,15 @@ extension ManagerStateMachine {
           let error = Self.credentialsError.haulError
           throw HaulError(error.category, "download \(record.id): \(error.message)", hint: error.hint)
         }
+        if case .stopping(let reason)? = runs[record.id] {
+          // Paused or cancelled, its run not over yet: that stop is announced when the run
+          // ends, which sees the download queued again by then. Announced now, before `.queued`.
+          switch reason {
+          case .pause: transition.actions.append(.notify(.paused(record.id)))
+          case .cancel: transition.actions.append(.notify(.removed(record.id)))
+          case .remove, .restart, .shutdown: break
+          }
+        }
         transition.changes.append(.state(record.id, .queued, error: nil))
       case .complete:
         guard missingFiles.contains(record.id) else {

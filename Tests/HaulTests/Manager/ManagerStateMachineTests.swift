@@ -268,6 +268,34 @@ struct ManagerStateMachineTests {
     #expect(machine.runs.isEmpty)
   }
 
+  /// Paused or cancelled, then resumed before the run is over: the stop is announced with the
+  /// resume, before `.queued` (the run's end then sees it queued and says nothing of it).
+  @Test(arguments: [true, false])
+  func aStopResumedBeforeItsRunEndsIsStillAnnounced(cancel: Bool) throws {
+    var machine = Queue.machine([.queued], limit: 1)
+    _ = Queue.run(&machine, machine.launch(.resume))
+    let id = Queue.id(1)
+    let stop = cancel ? try machine.cancel([id], discard: false) : try machine.pause([id])
+    #expect(
+      !stop.actions.contains { if case .notify = $0 { true } else { false } }, "announced at the run's end")
+    _ = Queue.run(&machine, stop)
+    let resume = try machine.resume([id])
+    let notices = resume.actions.compactMap { action -> String? in
+      guard case .notify(let notice) = action else { return nil }
+      return switch notice {
+      case .paused: "paused"
+      case .removed: "removed"
+      case .queued: "queued"
+      default: "other"
+      }
+    }
+    #expect(notices == [cancel ? "removed" : "paused", "queued"])
+    _ = Queue.run(&machine, resume)
+    let ended = machine.runEnded(id, .stopped, progress: Queue.progress(1), now: 7)
+    #expect(!ended.actions.contains { if case .notify(.removed) = $0 { true } else { false } })
+    #expect(!ended.actions.contains { if case .notify(.paused) = $0 { true } else { false } })
+  }
+
   @Test func removingARunningDownloadDeletesItsFilesWhenTheRunIsOver() throws {
     var machine = Queue.machine([.queued], limit: 1)
     _ = Queue.run(&machine, machine.launch(.resume))
