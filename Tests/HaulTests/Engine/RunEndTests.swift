@@ -55,7 +55,14 @@ import Testing
         return error
       }
     }
-    #expect(transport.delivered.wait(timeout: .now() + 30) == .success)
+    // Waited for off the cooperative threads: blocking one of them here could keep `run` from
+    // starting at all when other tests hold the rest (it timed out under ThreadSanitizer in CI).
+    let delivered = await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        continuation.resume(returning: transport.delivered.wait(timeout: .now() + 30))
+      }
+    }
+    #expect(delivered == .success)
     download.cancel(keepPartial: true)
     let error = await run.value
     #expect(error?.category == .interrupted)
